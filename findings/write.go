@@ -1,0 +1,106 @@
+package findings
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Encode writes a bundle as indented JSON (two spaces, keys in the order of
+// the Bundle type). It streams findings one at a time, so memory stays flat
+// however many there are. It does not normalize or validate.
+func Encode(w io.Writer, b *Bundle) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	hdr := *b
+	hdr.Findings = nil
+	head, err := json.MarshalIndent(&hdr, "", "  ")
+	if err != nil {
+		return err
+	}
+	// Findings is the last field, so the header ends with it as null.
+	const tail = "\"findings\": null\n}"
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		return errors.New("internal: findings is not the last bundle field")
+	}
+	bw.Write(head[:len(head)-len("null\n}")])
+	if len(b.Findings) == 0 {
+		bw.WriteString("[]\n}\n")
+		return bw.Flush()
+	}
+	bw.WriteString("[")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ")
+	for i := range b.Findings {
+		buf.Reset()
+		if err := enc.Encode(&b.Findings[i]); err != nil {
+			return fmt.Errorf("finding %d: %w", i, err)
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("\n  ]\n}\n")
+	return bw.Flush()
+}
+
+// WriteFile normalizes and validates b, then writes it to path atomically:
+// a temporary file in the same directory is written, synced and renamed
+// over path, so readers see the old bundle or the new one, never a
+// truncated mix. Parent directories are created. Nothing is written when
+// the bundle is invalid.
+func WriteFile(path string, b *Bundle, opts Options) error {
+	if err := Normalize(b, opts); err != nil {
+		return err
+	}
+	return AtomicWrite(path, 0o644, func(w io.Writer) error { return Encode(w, b) })
+}
+
+// AtomicWrite creates or replaces path with what write produces, through a
+// synced temporary file in the same directory and a rename.
+func AtomicWrite(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable; best effort where directories
+	// cannot be synced.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/findings"
+	"github.com/spf13/cobra"
+)
+
+// GateOptions are the inputs of `diffpal gate`.
+type GateOptions struct {
+	IO            *IOStreams
+	File          string
+	BlockOn       string
+	MinConfidence float64
+	minConfSet    bool
+	JSON          bool
+}
+
+// GateReport is the --json output.
+type GateReport struct {
+	File    string              `json:"file"`
+	Blocked bool                `json:"blocked"`
+	Version string              `json:"version"`
+	Policy  *findings.GatePolicy `json:"policy,omitempty"`
+	findings.GateResult
+}
+
+// NewCmdGate builds `diffpal gate`.
+func NewCmdGate(ios *IOStreams, runF func(*GateOptions) error) *cobra.Command {
+	opts := &GateOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "gate [FILE]",
+		Short: "Exit 10 when a findings bundle has blocking findings",
+		Long: `Gate a CI step on a findings bundle (default .artifacts/diffpal/findings.json).
+
+By default the stored blocking flags are trusted, so the answer is exactly
+that of jq -e '[.findings[] | select(.blocking == true)] | length == 0'.
+--block-on and --min-confidence recompute blocking from each finding's
+severity and confidence instead.
+
+Exit 0 when nothing blocks, 10 when something does, 2 when the bundle is
+invalid. One summary line goes to stderr; --json prints a report on stdout.`,
+		Example: `  diffpal gate
+  diffpal gate --block-on medium
+  diffpal gate --block-on high --min-confidence 0.8 findings.json
+  diffpal gate --json | jq .blocking`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = findings.DefaultPath
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
+			opts.minConfSet = cmd.Flags().Changed("min-confidence")
+			if runF != nil {
+				return runF(opts)
+			}
+			return gateRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.BlockOn, "block-on", "", "recompute blocking: lowest blocking severity (low, medium, high, critical)")
+	cmd.Flags().Float64Var(&opts.MinConfidence, "min-confidence", 0, "recompute blocking: also require confidence >= this (0 to 1)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
+	_ = cmd.RegisterFlagCompletionFunc("block-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// policyFromFlags returns nil when the stored flags are to be trusted.
+func policyFromFlags(blockOn string, minConf float64, minConfSet bool) (*findings.Policy, error) {
+	if blockOn == "" && !minConfSet {
+		return nil, nil
+	}
+	p := &findings.Policy{BlockOn: findings.DefaultBlockOn}
+	if blockOn != "" {
+		s, err := findings.ParseSeverity(blockOn)
+		if err != nil {
+			return nil, usageErr("invalid --block-on %q: want one of low, medium, high, critical", blockOn)
+		}
+		p.BlockOn = s
+	}
+	if minConfSet {
+		if math.IsNaN(minConf) || minConf < 0 || minConf > 1 {
+			return nil, usageErr("invalid --min-confidence %v: want a number from 0 to 1", minConf)
+		}
+		p.MinConfidence = &minConf
+	}
+	return p, nil
+}
+
+func gateRun(opts *GateOptions) error {
+	policy, err := policyFromFlags(opts.BlockOn, opts.MinConfidence, opts.minConfSet)
+	if err != nil {
+		return err
+	}
+	name := displayName(opts.File)
+	data, err := readBundleBytes(opts.IO, opts.File)
+	if err != nil {
+		return usageErr("%s: %s", name, errorText(err, opts.File))
+	}
+	res, info, problems, err := findings.Gate(data, policy)
+	if err != nil {
+		var se *findings.SyntaxError
+		if errors.As(err, &se) {
+			return usageErr("%s: %v", name, err)
+		}
+		return ioErr(err)
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", name, p)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "gate: %s is not a valid findings bundle (%d problems); run `diffpal validate %s`\n", name, len(problems), opts.File)
+		return silent(ExitUsage)
+	}
+	report := GateReport{File: opts.File, Blocked: res.Blocked(), Version: info.Effective, GateResult: res}
+	if policy != nil {
+		report.Policy = &findings.GatePolicy{BlockOn: policy.BlockOn, MinConfidence: policy.MinConfidence}
+	}
+	fmt.Fprintln(opts.IO.ErrOut, gateSummary(report))
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return ioErr(err)
+		}
+	}
+	if report.Blocked {
+		return silent(ExitGateBlocked)
+	}
+	return nil
+}
+
+func gateSummary(r GateReport) string {
+	var b strings.Builder
+	status := "passed"
+	if r.Blocked {
+		status = "blocked"
+	}
+	fmt.Fprintf(&b, "gate: %s blocking=%d", status, r.Blocking)
+	for i := len(findings.Severities) - 1; i >= 0; i-- {
+		s := findings.Severities[i]
+		fmt.Fprintf(&b, " %s=%d", s, r.BlockingBySeverity[s])
+	}
+	fmt.Fprintf(&b, " findings=%d", r.Findings)
+	if r.Policy != nil {
+		fmt.Fprintf(&b, " block_on=%s", r.Policy.BlockOn)
+		if r.Policy.MinConfidence != nil {
+			fmt.Fprintf(&b, " min_confidence=%g", *r.Policy.MinConfidence)
+		}
+	} else {
+		b.WriteString(" policy=stored")
+	}
+	return b.String()
+}

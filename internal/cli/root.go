@@ -1,0 +1,90 @@
+// Package cli is diffpal's command line: one file per command, each an
+// Options struct, a NewCmdX constructor and a run function, in the style of
+// gh. Commands are thin adapters over the core packages; this package and
+// cmd/diffpal are the only places that print or choose exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// IOStreams are the command's standard streams, injected so that tests run
+// commands without a terminal.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// System returns the process's streams.
+func System() *IOStreams {
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(ios *IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "diffpal <command>",
+		Short: "Code review for CI and AI agents",
+		Long: `diffpal reviews git changes and writes a canonical findings bundle
+(.artifacts/diffpal/findings.json) that CI gates on, plus SARIF for code
+scanning. The bundle commands below validate, gate, upgrade and convert
+bundles written by diffpal or DiffPal.
+
+Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
+3 provider failed, 4 publishing failed, 5 internal or I/O error,
+10 gate blocked, 130 interrupted.`,
+		Example: `  # Fail a CI step when the bundle has blocking findings
+  diffpal gate
+
+  # Check bundles against their schema, every problem with its JSON pointer
+  diffpal validate .artifacts/diffpal/findings.json
+
+  # Convert the bundle for GitHub code scanning
+  diffpal sarif --out diffpal.sarif`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       versionString(),
+	}
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		NewCmdValidate(ios, nil),
+		NewCmdGate(ios, nil),
+		NewCmdUpgrade(ios, nil),
+		NewCmdSarif(ios, nil),
+		NewCmdSchema(ios, nil),
+		NewCmdVersion(ios, nil),
+	)
+	return root
+}
+
+// Run executes the CLI with args and returns the process exit code.
+func Run(ctx context.Context, args []string, ios *IOStreams) int {
+	root := NewRootCmd(ios)
+	root.SetArgs(args)
+	ran := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { ran = true }
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(ios.ErrOut, "diffpal: interrupted")
+		return ExitInterrupted
+	}
+	code := exitCode(err, ran)
+	var ee *ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.Silent) {
+		fmt.Fprintf(ios.ErrOut, "diffpal: %v\n", err)
+	}
+	return code
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/diffpalhq/diffpal/findings"
+	"github.com/spf13/cobra"
+)
+
+// UpgradeOptions are the inputs of `diffpal upgrade`.
+type UpgradeOptions struct {
+	IO      *IOStreams
+	File    string
+	Out     string
+	InPlace bool
+	Repo    string
+	BlockOn string
+}
+
+// NewCmdUpgrade builds `diffpal upgrade`.
+func NewCmdUpgrade(ios *IOStreams, runF func(*UpgradeOptions) error) *cobra.Command {
+	opts := &UpgradeOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "upgrade FILE",
+		Short: "Rewrite a v1 or v2 findings bundle as v3",
+		Long: `Rewrite a bundle as v3: legacy string evidence and impact become
+structured objects, severities are lower-cased, changed_span is filled
+from path/start_line/end_line, ids and stable ids are recomputed,
+blocking is recomputed with --block-on (default high), and findings are
+put in deterministic order.
+
+The result goes to standard output, or atomically to -o OUT; the input
+is only replaced with --in-place. Nothing is written when the upgraded
+bundle would still be invalid; the problems are listed instead.`,
+		Example: `  diffpal upgrade old.json -o findings.json
+  diffpal upgrade --in-place .artifacts/diffpal/findings.json
+  diffpal upgrade old.json | jq '.findings | length'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return upgradeRun(opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "write the upgraded bundle to this file (atomically)")
+	cmd.Flags().BoolVar(&opts.InPlace, "in-place", false, "replace FILE with the upgraded bundle (atomically)")
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "repository id for the finding id recipe (default: the bundle's, else \"local\")")
+	cmd.Flags().StringVar(&opts.BlockOn, "block-on", "high", "lowest blocking severity for the recomputed blocking flags")
+	return cmd
+}
+
+func upgradeRun(opts *UpgradeOptions) error {
+	if opts.InPlace && opts.Out != "" {
+		return usageErr("--in-place and --output are mutually exclusive")
+	}
+	if opts.InPlace && opts.File == "-" {
+		return usageErr("--in-place needs a file, not standard input")
+	}
+	blockOn, err := findings.ParseSeverity(opts.BlockOn)
+	if err != nil {
+		return usageErr("invalid --block-on %q: want one of low, medium, high, critical", opts.BlockOn)
+	}
+	name := displayName(opts.File)
+	data, err := readBundleBytes(opts.IO, opts.File)
+	if err != nil {
+		return usageErr("%s: %s", name, errorText(err, opts.File))
+	}
+	b, info, problems, err := findings.Decode(data, findings.DecodeOptions{})
+	if err != nil {
+		return usageErr("%s: %v", name, err)
+	}
+	from := info.Effective
+	b.Version = findings.CurrentVersion
+	nopts := findings.Options{Repo: opts.Repo, Policy: findings.Policy{BlockOn: blockOn}}
+	if err := findings.Normalize(b, nopts); err != nil {
+		// Report the input's own problems when it had some: they name what
+		// to fix in the file rather than their consequences in v3.
+		var ps findings.Problems
+		if len(problems) > 0 {
+			ps = problems
+		} else if !errors.As(err, &ps) {
+			return ioErr(err)
+		}
+		for _, p := range ps {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", name, p)
+		}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(ps))}
+	}
+	write := func(w io.Writer) error { return findings.Encode(w, b) }
+	dest := opts.Out
+	if opts.InPlace {
+		dest = opts.File
+	}
+	if dest == "" || dest == "-" {
+		if err := write(opts.IO.Out); err != nil {
+			return ioErr(err)
+		}
+	} else if err := findings.AtomicWrite(dest, 0o644, write); err != nil {
+		return ioErr(fmt.Errorf("write %s: %w", dest, err))
+	}
+	if dest != "" && dest != "-" {
+		fmt.Fprintf(opts.IO.ErrOut, "upgraded %s from %s to %s: %d findings, written to %s\n", name, from, b.Version, len(b.Findings), dest)
+	}
+	return nil
+}

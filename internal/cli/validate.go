@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/diffpalhq/diffpal/findings"
+	"github.com/spf13/cobra"
+)
+
+// ValidateOptions are the inputs of `diffpal validate`.
+type ValidateOptions struct {
+	IO    *IOStreams
+	Files []string
+	JSON  bool
+	Quiet bool
+}
+
+// FileReport is one file's validation result in --json output.
+type FileReport struct {
+	File             string             `json:"file"`
+	Valid            bool               `json:"valid"`
+	Version          string             `json:"version,omitempty"`
+	EffectiveVersion string             `json:"effective_version,omitempty"`
+	Findings         int                `json:"findings"`
+	Problems         []findings.Problem `json:"problems"`
+	Error            string             `json:"error,omitempty"`
+}
+
+// ValidateReport is the --json output.
+type ValidateReport struct {
+	Valid bool         `json:"valid"`
+	Files []FileReport `json:"files"`
+}
+
+// NewCmdValidate builds `diffpal validate`.
+func NewCmdValidate(ios *IOStreams, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "validate [FILE...]",
+		Short: "Check findings bundles against their version's schema and rules",
+		Long: `Validate findings bundles (v1, v2, v3; v4 tolerated). Every problem is
+reported, one line each, as FILE: /json/pointer: reason. A missing
+version reads as v1; unknown fields are ignored.
+
+Without FILE it validates .artifacts/diffpal/findings.json; "-" reads
+standard input. Exit 0 when every file is valid, 2 otherwise.`,
+		Example: `  diffpal validate
+  diffpal validate old.json new.json
+  diffpal validate --json findings.json | jq '.files[].problems'`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Files = args
+			if len(opts.Files) == 0 {
+				opts.Files = []string{findings.DefaultPath}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return validateRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing for valid files")
+	return cmd
+}
+
+func validateRun(opts *ValidateOptions) error {
+	report := ValidateReport{Valid: true}
+	for _, path := range opts.Files {
+		r := validateFile(opts.IO, path)
+		if !r.Valid {
+			report.Valid = false
+		}
+		report.Files = append(report.Files, r)
+		if opts.JSON {
+			continue
+		}
+		name := displayName(path)
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(opts.IO.Out, "%s: %s\n", name, r.Error)
+		case r.Valid:
+			if !opts.Quiet {
+				fmt.Fprintf(opts.IO.Out, "%s: valid %s bundle, %d findings\n", name, r.EffectiveVersion, r.Findings)
+			}
+		default:
+			for _, p := range r.Problems {
+				fmt.Fprintf(opts.IO.Out, "%s: %s\n", name, p)
+			}
+		}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return ioErr(err)
+		}
+	}
+	if !report.Valid {
+		return silent(ExitUsage)
+	}
+	return nil
+}
+
+func validateFile(ios *IOStreams, path string) FileReport {
+	r := FileReport{File: path, Problems: []findings.Problem{}}
+	data, err := readBundleBytes(ios, path)
+	if err != nil {
+		r.Error = errorText(err, path)
+		return r
+	}
+	// Validation keeps no findings: memory stays flat for huge bundles.
+	_, info, problems, err := findings.Decode(data, findings.DecodeOptions{OnFinding: func(*findings.Finding, bool) {}})
+	r.Version, r.EffectiveVersion, r.Findings = info.Version, info.Effective, info.Findings
+	if err != nil {
+		var se *findings.SyntaxError
+		if errors.As(err, &se) && se.Pointer != "" {
+			r.Problems = append(r.Problems, findings.Problem{Pointer: se.Pointer, Reason: err.Error()})
+		}
+		r.Error = err.Error()
+		return r
+	}
+	r.Problems = append(r.Problems, problems...)
+	r.Valid = len(problems) == 0
+	return r
+}
+
+// errorText strips a leading "path: " that the error may already carry.
+func errorText(err error, path string) string {
+	s := err.Error()
+	if p := path + ": "; len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}

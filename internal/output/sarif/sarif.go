@@ -1,0 +1,278 @@
+// Package sarif converts a findings bundle to SARIF 2.1.0 for code-scanning
+// hosts. It owns only the conversion; reading and writing bundles belongs to
+// package findings.
+package sarif
+
+import (
+	"encoding/json"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/findings"
+)
+
+// FingerprintKey is the partialFingerprints key carrying stable_id. It is
+// our own name: GitHub computes primaryLocationLineHash itself, and a tool
+// that sends its own value under that key gets a warning per result and
+// alerts that re-open whenever lines shift.
+const FingerprintKey = "diffpalStableId/v1"
+
+// SchemaURI is the SARIF 2.1.0 schema the output declares.
+const SchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+
+// Tool describes the producing tool.
+type Tool struct {
+	Name           string
+	Version        string
+	InformationURI string
+}
+
+// Log is a SARIF log with the subset of fields diffpal writes.
+type Log struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []Run  `json:"runs"`
+}
+
+// Run is one SARIF run.
+type Run struct {
+	Tool    ToolComponent `json:"tool"`
+	Results []Result      `json:"results"`
+}
+
+// ToolComponent wraps the driver.
+type ToolComponent struct {
+	Driver Driver `json:"driver"`
+}
+
+// Driver is the analysis tool and its rules.
+type Driver struct {
+	Name           string `json:"name"`
+	Version        string `json:"version,omitempty"`
+	SemanticVer    string `json:"semanticVersion,omitempty"`
+	InformationURI string `json:"informationUri,omitempty"`
+	Rules          []Rule `json:"rules"`
+}
+
+// Rule is a reportingDescriptor.
+type Rule struct {
+	ID                   string         `json:"id"`
+	Name                 string         `json:"name"`
+	ShortDescription     Text           `json:"shortDescription"`
+	DefaultConfiguration Configuration  `json:"defaultConfiguration"`
+	Properties           RuleProperties `json:"properties"`
+}
+
+// Text is a SARIF message string.
+type Text struct {
+	Text string `json:"text"`
+}
+
+// Configuration is a reportingConfiguration.
+type Configuration struct {
+	Level string `json:"level"`
+}
+
+// RuleProperties carry GitHub's security-severity and our category.
+type RuleProperties struct {
+	Category         string   `json:"category"`
+	SecuritySeverity string   `json:"security-severity"`
+	Tags             []string `json:"tags,omitempty"`
+}
+
+// Result is one finding.
+type Result struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             Text              `json:"message"`
+	Locations           []Location        `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+	Properties          ResultProperties  `json:"properties"`
+}
+
+// ResultProperties carry the bundle's own fields.
+type ResultProperties struct {
+	ID         string  `json:"id,omitempty"`
+	StableID   string  `json:"stable_id,omitempty"`
+	Severity   string  `json:"severity"`
+	Confidence float64 `json:"confidence"`
+	Blocking   bool    `json:"blocking"`
+	Provider   string  `json:"provider,omitempty"`
+}
+
+// Location is a physical location.
+type Location struct {
+	PhysicalLocation PhysicalLocation `json:"physicalLocation"`
+}
+
+// PhysicalLocation is a file region.
+type PhysicalLocation struct {
+	ArtifactLocation ArtifactLocation `json:"artifactLocation"`
+	Region           Region           `json:"region"`
+}
+
+// ArtifactLocation is a repository-relative URI.
+type ArtifactLocation struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId"`
+}
+
+// Region is a line range.
+type Region struct {
+	StartLine int `json:"startLine"`
+	EndLine   int `json:"endLine"`
+}
+
+// Level maps a severity to a SARIF level: critical and high are errors,
+// medium a warning, low a note.
+func Level(s findings.Severity) string {
+	switch s {
+	case findings.Critical, findings.High:
+		return "error"
+	case findings.Medium:
+		return "warning"
+	}
+	return "note"
+}
+
+// SecuritySeverity maps a severity into GitHub's CVSS-like bands
+// (critical >= 9.0, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9).
+func SecuritySeverity(s findings.Severity) string {
+	switch s {
+	case findings.Critical:
+		return "9.5"
+	case findings.High:
+		return "8.0"
+	case findings.Medium:
+		return "5.5"
+	}
+	return "2.0"
+}
+
+// Convert builds a SARIF log with one run: one rule per category (its
+// default level from the most severe finding of that category) and one
+// result per finding, each with an explicit level so that consumers reading
+// only result.level see the same gate.
+func Convert(b *findings.Bundle, tool Tool) *Log {
+	worst := map[string]findings.Severity{}
+	for i := range b.Findings {
+		f := &b.Findings[i]
+		if cur, ok := worst[f.Category]; !ok || f.Severity.Rank() > cur.Rank() {
+			worst[f.Category] = f.Severity
+		}
+	}
+	cats := make([]string, 0, len(worst))
+	for c := range worst {
+		cats = append(cats, c)
+	}
+	slices.Sort(cats)
+	index := make(map[string]int, len(cats))
+	rules := make([]Rule, len(cats))
+	for i, c := range cats {
+		index[c] = i
+		rules[i] = Rule{
+			ID:                   c,
+			Name:                 ruleName(c),
+			ShortDescription:     Text{Text: "diffpal " + c + " finding"},
+			DefaultConfiguration: Configuration{Level: Level(worst[c])},
+			Properties:           RuleProperties{Category: c, SecuritySeverity: SecuritySeverity(worst[c]), Tags: []string{c}},
+		}
+	}
+	results := make([]Result, 0, len(b.Findings))
+	for i := range b.Findings {
+		f := &b.Findings[i]
+		r := Result{
+			RuleID:    f.Category,
+			RuleIndex: index[f.Category],
+			Level:     Level(f.Severity),
+			Message:   Text{Text: messageText(f)},
+			Locations: []Location{{PhysicalLocation: PhysicalLocation{
+				ArtifactLocation: ArtifactLocation{URI: PathURI(f.Path), URIBaseID: "%SRCROOT%"},
+				Region:           Region{StartLine: f.StartLine, EndLine: f.EndLine},
+			}}},
+			Properties: ResultProperties{
+				ID: f.ID, StableID: f.StableID, Severity: string(f.Severity),
+				Confidence: f.Confidence, Blocking: f.Blocking, Provider: f.Provider,
+			},
+		}
+		if f.StableID != "" {
+			r.PartialFingerprints = map[string]string{FingerprintKey: f.StableID}
+		}
+		results = append(results, r)
+	}
+	return &Log{
+		Schema:  SchemaURI,
+		Version: "2.1.0",
+		Runs: []Run{{
+			Tool: ToolComponent{Driver: Driver{
+				Name: tool.Name, Version: tool.Version, SemanticVer: semver(tool.Version),
+				InformationURI: tool.InformationURI, Rules: rules,
+			}},
+			Results: results,
+		}},
+	}
+}
+
+// Encode writes the log as indented JSON.
+func Encode(w io.Writer, l *Log) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(l)
+}
+
+// PathURI turns a repository-relative path into a relative URI reference,
+// percent-encoding each segment so spaces, '#', '?' and non-ASCII names
+// survive.
+func PathURI(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+func messageText(f *findings.Finding) string {
+	t, m := strings.TrimSpace(f.Title), strings.TrimSpace(f.Message)
+	switch {
+	case t == "":
+		return m
+	case m == "" || m == t:
+		return t
+	}
+	return t + ": " + m
+}
+
+// ruleName is a PascalCase rendering of a category, as SARIF viewers show it.
+func ruleName(c string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range c {
+		if r == '_' || r == '-' || r == ' ' || r == '.' || r == '/' {
+			up = true
+			continue
+		}
+		if up {
+			b.WriteString(strings.ToUpper(string(r)))
+			up = false
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "Finding"
+	}
+	return b.String()
+}
+
+// semver returns v when it looks like a semantic version, else "".
+func semver(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	if v == "" || v[0] < '0' || v[0] > '9' || strings.Count(strings.SplitN(strings.SplitN(v, "+", 2)[0], "-", 2)[0], ".") != 2 {
+		return ""
+	}
+	return v
+}
