@@ -328,12 +328,16 @@ func (d *decoder) accept(p *prop, id int, bad *fieldSet) bool {
 }
 
 func article(t jsonType) string {
-	s := t.String()
-	switch s[0] {
-	case 'a', 'i', 'o':
-		return "an " + s
+	parts := strings.Split(t.String(), " or ")
+	for i, s := range parts {
+		switch s[0] {
+		case 'a', 'i', 'o':
+			parts[i] = "an " + s
+		default:
+			parts[i] = "a " + s
+		}
 	}
-	return "a " + s
+	return strings.Join(parts, " or ")
 }
 
 // str reads a string. Strings without escapes alias the input buffer
@@ -772,7 +776,7 @@ func (d *decoder) files(p *prop) []File {
 			return
 		}
 		var f File
-		d.smallObject(kFile, func(id int, p *prop, bad *fieldSet) {
+		f.seen, f.bad = d.smallObject(kFile, func(id int, p *prop, bad *fieldSet) {
 			switch id {
 			case flPath:
 				f.Path = d.str()

@@ -62,6 +62,8 @@ type Inspection struct {
 type File struct {
 	Path   string `json:"path"`
 	Status string `json:"status,omitempty"`
+
+	seen, bad fieldSet
 }
 
 // GatePolicy is the threshold that decides blocking.

@@ -76,6 +76,31 @@ func Validate(b *Bundle) Problems {
 	return v.problems
 }
 
+// loc names an object in the bundle without building its JSON pointer,
+// which is only needed when a problem is reported: valid bundles then cost
+// no string building at all.
+type loc struct {
+	array string // "" for the bundle itself, else "findings" or "files"
+	idx   int
+	sub   string // nested object under the element, e.g. "evidence"
+}
+
+func (l loc) ptr(field string) string {
+	var b strings.Builder
+	if l.array != "" {
+		b.WriteString("/" + l.array + "/" + strconv.Itoa(l.idx))
+	}
+	if l.sub != "" {
+		b.WriteString("/" + l.sub)
+	}
+	if field != "" {
+		b.WriteString("/" + field)
+	}
+	return b.String()
+}
+
+func (l loc) in(sub string) loc { l.sub = sub; return l }
+
 // validator applies one version's compiled rules to decoded or built values.
 type validator struct {
 	rules    *versionRules
@@ -97,7 +122,7 @@ func present(seen fieldSet, id int, nonZero bool) bool {
 
 // check runs the value-independent part: required and "not in this version".
 // It reports whether the value should be checked further.
-func (v *validator) check(k kind, id int, seen, bad fieldSet, nonZero bool, base string) (*prop, bool) {
+func (v *validator) check(k kind, id int, seen, bad fieldSet, nonZero bool, at loc) (*prop, bool) {
 	if bad.has(id) {
 		return nil, false // the decoder already reported a type error
 	}
@@ -105,33 +130,38 @@ func (v *validator) check(k kind, id int, seen, bad fieldSet, nonZero bool, base
 	p := r.props[id]
 	if !present(seen, id, nonZero) {
 		if r.required.has(id) {
-			v.add(base+"/"+fieldNames[k][id], "is required")
+			v.add(at.ptr(fieldNames[k][id]), "is required")
 		}
 		return nil, false
 	}
 	return p, p != nil
 }
 
-func (v *validator) str(k kind, id int, val string, seen, bad fieldSet, base string) {
-	p, ok := v.check(k, id, seen, bad, val != "", base)
+func (v *validator) str(k kind, id int, val string, seen, bad fieldSet, at loc) {
+	p, ok := v.check(k, id, seen, bad, val != "", at)
 	if !ok {
 		return
 	}
 	if p.minLen > 0 && len(val) < p.minLen {
-		v.add(base+"/"+p.name, "must not be empty")
+		v.add(at.ptr(p.name), "must not be empty")
 		return
 	}
 	if p.enum != nil && !contains(p.enum, val) {
-		v.add(base+"/"+p.name, enumReason(p.enum, val))
+		v.add(at.ptr(p.name), enumReason(p.enum, val))
 	}
 }
 
-func (v *validator) num(k kind, id int, val float64, seen, bad fieldSet, base string) {
-	p, ok := v.check(k, id, seen, bad, val != 0, base)
+// num checks a number. nonZero tells, for values built in Go, whether the
+// field counts as given: a line of 0 is missing, a confidence of 0 is not.
+func (v *validator) num(k kind, id int, val float64, nonZero bool, seen, bad fieldSet, at loc) {
+	p, ok := v.check(k, id, seen, bad, nonZero, at)
 	if !ok {
 		return
 	}
-	v.bounds(p, val, base+"/"+p.name)
+	if val >= p.min && val <= p.max && (p.types&tNumber != 0 || val == math.Trunc(val)) {
+		return // the common case, without building a pointer
+	}
+	v.bounds(p, val, at.ptr(p.name))
 }
 
 func (v *validator) bounds(p *prop, val float64, ptr string) {
@@ -151,20 +181,20 @@ func (v *validator) bounds(p *prop, val float64, ptr string) {
 	}
 }
 
-func (v *validator) obj(k kind, id int, isNil bool, seen, bad fieldSet, base string) bool {
-	_, ok := v.check(k, id, seen, bad, !isNil, base)
+func (v *validator) obj(k kind, id int, isNil bool, seen, bad fieldSet, at loc) bool {
+	_, ok := v.check(k, id, seen, bad, !isNil, at)
 	return ok && !isNil
 }
 
 func (v *validator) bundleHeader(b *Bundle, seen, bad fieldSet) {
-	v.str(kBundle, bVersion, b.Version, seen, bad, "")
-	v.str(kBundle, bReviewID, b.ReviewID, seen, bad, "")
+	v.str(kBundle, bVersion, b.Version, seen, bad, loc{})
+	v.str(kBundle, bReviewID, b.ReviewID, seen, bad, loc{})
 	// base_sha/head_sha are required but may be empty strings (DiffPal writes
 	// "" when a SHA is unknown), so presence is all that is checked for
 	// decoded bundles; built bundles always carry them.
 	if seen != 0 {
-		v.str(kBundle, bBaseSHA, b.BaseSHA, seen, bad, "")
-		v.str(kBundle, bHeadSHA, b.HeadSHA, seen, bad, "")
+		v.str(kBundle, bBaseSHA, b.BaseSHA, seen, bad, loc{})
+		v.str(kBundle, bHeadSHA, b.HeadSHA, seen, bad, loc{})
 	}
 	for _, id := range []int{bRepo, bLanguage, bReviewResult, bFingerprintVersion} {
 		var s string
@@ -178,65 +208,66 @@ func (v *validator) bundleHeader(b *Bundle, seen, bad fieldSet) {
 		case bFingerprintVersion:
 			s = b.FingerprintVersion
 		}
-		v.str(kBundle, id, s, seen, bad, "")
+		v.str(kBundle, id, s, seen, bad, loc{})
 	}
 	for i, f := range b.Files {
-		base := "/files/" + strconv.Itoa(i)
-		v.str(kFile, flPath, f.Path, 0, 0, base)
-		if f.Path != "" {
-			v.path(f.Path, base+"/path")
+		at := loc{array: "files", idx: i}
+		v.str(kFile, flPath, f.Path, f.seen, f.bad, at)
+		v.str(kFile, flStatus, f.Status, f.seen, f.bad, at)
+		if f.Path != "" && !f.bad.has(flPath) {
+			v.path(f.Path, at, "path")
 		}
 	}
 	if b.Gate != nil && v.rules.objs[kBundle].props[bGate] != nil {
-		v.str(kGate, gBlockOn, string(b.Gate.BlockOn), 0, 0, "/gate")
+		v.str(kGate, gBlockOn, string(b.Gate.BlockOn), 0, 0, loc{sub: "gate"})
 		if b.Gate.MinConfidence != nil {
-			v.num(kGate, gMinConfidence, *b.Gate.MinConfidence, 1<<gMinConfidence, 0, "/gate")
+			v.num(kGate, gMinConfidence, *b.Gate.MinConfidence, true, 0, 0, loc{sub: "gate"})
 		}
 	}
 	if seen == 0 && b.Findings == nil {
 		// A nil slice is written as [] so it is never "missing" in Go.
 		return
 	}
-	v.check(kBundle, bFindings, seen, bad, true, "")
+	v.check(kBundle, bFindings, seen, bad, true, loc{})
 }
 
 // finding validates one finding.
 func (v *validator) finding(f *Finding, i int) {
-	base := "/findings/" + strconv.Itoa(i)
+	base := loc{array: "findings", idx: i}
 	s, bad := f.seen, f.bad
 	v.str(kFinding, fID, f.ID, s, bad, base)
 	v.str(kFinding, fReviewID, f.ReviewID, s, bad, base)
 	v.str(kFinding, fStableID, f.StableID, s, bad, base)
 	v.str(kFinding, fCategory, f.Category, s, bad, base)
 	v.str(kFinding, fSeverity, string(f.Severity), s, bad, base)
-	v.num(kFinding, fConfidence, f.Confidence, s, bad, base)
+	v.num(kFinding, fConfidence, f.Confidence, true, s, bad, base)
 	v.str(kFinding, fPath, f.Path, s, bad, base)
 	if f.Path != "" && !bad.has(fPath) {
-		v.path(f.Path, base+"/path")
+		v.path(f.Path, base, "path")
 	}
-	v.num(kFinding, fStartLine, float64(f.StartLine), s, bad, base)
-	v.num(kFinding, fEndLine, float64(f.EndLine), s, bad, base)
+	v.num(kFinding, fStartLine, float64(f.StartLine), f.StartLine != 0, s, bad, base)
+	v.num(kFinding, fEndLine, float64(f.EndLine), f.EndLine != 0, s, bad, base)
 	if f.StartLine > 0 && f.EndLine > 0 && f.EndLine < f.StartLine {
-		v.add(base+"/end_line", fmt.Sprintf("must be >= start_line (%d), got %d", f.StartLine, f.EndLine))
+		v.add(base.ptr("end_line"), fmt.Sprintf("must be >= start_line (%d), got %d", f.StartLine, f.EndLine))
 	}
 	if v.obj(kFinding, fChangedSpan, f.ChangedSpan == nil, s, bad, base) {
-		v.span(f.ChangedSpan, base+"/changed_span", v.rules.version == V4)
+		v.span(f.ChangedSpan, base.in("changed_span"), v.rules.version == V4)
 	}
 	if v.obj(kFinding, fSupportingSpan, f.SupportingSpan == nil, s, bad, base) {
-		v.span(f.SupportingSpan, base+"/supporting_span", false)
+		v.span(f.SupportingSpan, base.in("supporting_span"), false)
 	}
 	v.str(kFinding, fTitle, f.Title, s, bad, base)
 	v.str(kFinding, fMessage, f.Message, s, bad, base)
 	if v.obj(kFinding, fEvidence, f.Evidence == nil, s, bad, base) {
 		e := f.Evidence
-		b := base + "/evidence"
+		b := base.in("evidence")
 		v.str(kEvidence, eAnchor, e.Anchor, e.seen, e.bad, b)
 		v.str(kEvidence, eReasoningBasis, e.ReasoningBasis, e.seen, e.bad, b)
 		v.str(kEvidence, eSource, e.Source, e.seen, e.bad, b)
 	}
 	if v.obj(kFinding, fImpact, f.Impact == nil, s, bad, base) {
 		m := f.Impact
-		b := base + "/impact"
+		b := base.in("impact")
 		v.str(kImpact, iSummary, m.Summary, m.seen, m.bad, b)
 		v.str(kImpact, iScope, m.Scope, m.seen, m.bad, b)
 	}
@@ -244,19 +275,19 @@ func (v *validator) finding(f *Finding, i int) {
 	v.str(kFinding, fProvider, f.Provider, s, bad, base)
 }
 
-func (v *validator) span(sp *Span, base string, sideRequired bool) {
+func (v *validator) span(sp *Span, base loc, sideRequired bool) {
 	s, bad := sp.seen, sp.bad
 	v.str(kSpan, sPath, sp.Path, s, bad, base)
 	if sp.Path != "" && !bad.has(sPath) {
-		v.path(sp.Path, base+"/path")
+		v.path(sp.Path, base, "path")
 	}
-	v.num(kSpan, sStartLine, float64(sp.StartLine), s, bad, base)
-	v.num(kSpan, sEndLine, float64(sp.EndLine), s, bad, base)
+	v.num(kSpan, sStartLine, float64(sp.StartLine), sp.StartLine != 0, s, bad, base)
+	v.num(kSpan, sEndLine, float64(sp.EndLine), sp.EndLine != 0, s, bad, base)
 	if sp.StartLine > 0 && sp.EndLine > 0 && sp.EndLine < sp.StartLine {
-		v.add(base+"/end_line", fmt.Sprintf("must be >= start_line (%d), got %d", sp.StartLine, sp.EndLine))
+		v.add(base.ptr("end_line"), fmt.Sprintf("must be >= start_line (%d), got %d", sp.StartLine, sp.EndLine))
 	}
 	if sideRequired && !bad.has(sSide) && !present(s, sSide, sp.Side != "") {
-		v.add(base+"/side", "is required in v4 (LEFT or RIGHT)")
+		v.add(base.ptr("side"), "is required in v4 (LEFT or RIGHT)")
 		return
 	}
 	v.str(kSpan, sSide, sp.Side, s, bad, base)
@@ -265,9 +296,9 @@ func (v *validator) span(sp *Span, base string, sideRequired bool) {
 // path enforces repository-relative, forward-slash paths: a bundle is read
 // by tools that join these paths onto a checkout, so absolute paths, ".."
 // segments and NUL bytes are never acceptable.
-func (v *validator) path(p, ptr string) {
+func (v *validator) path(p string, at loc, field string) {
 	if reason := pathProblem(p); reason != "" {
-		v.add(ptr, reason)
+		v.add(at.ptr(field), reason)
 	}
 }
 
@@ -280,7 +311,13 @@ func pathProblem(p string) string {
 	case len(p) >= 2 && p[1] == ':' && (p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z':
 		return fmt.Sprintf("must be repository-relative, got drive path %q", p)
 	}
-	for _, seg := range strings.Split(p, "/") {
+	for rest := p; rest != ""; {
+		seg := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
 		if seg == ".." {
 			return fmt.Sprintf("must not contain a \"..\" segment, got %q", p)
 		}

@@ -23,9 +23,9 @@ type GateOptions struct {
 
 // GateReport is the --json output.
 type GateReport struct {
-	File    string              `json:"file"`
-	Blocked bool                `json:"blocked"`
-	Version string              `json:"version"`
+	File    string               `json:"file"`
+	Blocked bool                 `json:"blocked"`
+	Version string               `json:"version"`
 	Policy  *findings.GatePolicy `json:"policy,omitempty"`
 	findings.GateResult
 }
