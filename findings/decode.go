@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -362,12 +363,23 @@ func (d *decoder) str() string {
 		}
 		if c < 0x20 {
 			d.pos = i
-			d.fail("invalid control character %s in string (must be escaped)", quoteByte(c))
+			d.controlChar(c)
 		}
 	}
 	d.pos = len(data)
 	d.fail("unexpected end of input inside a string (is the file truncated?)")
 	return ""
+}
+
+// controlChar fails on a raw control character in a string. A file cut
+// inside a string usually ends with a newline, which deserves the
+// truncation message rather than a lecture on escaping.
+func (d *decoder) controlChar(c byte) {
+	rest := d.data[d.pos:]
+	if len(bytes.TrimSpace(rest)) == 0 {
+		d.fail("unexpected end of input inside a string (is the file truncated?)")
+	}
+	d.fail("invalid control character %s in string (must be escaped)", quoteByte(c))
 }
 
 func (d *decoder) strSlow(start int) string {
@@ -381,7 +393,7 @@ func (d *decoder) strSlow(start int) string {
 			d.pos++
 			return string(buf)
 		case c < 0x20:
-			d.fail("invalid control character %s in string (must be escaped)", quoteByte(c))
+			d.controlChar(c)
 		case c != '\\':
 			buf = append(buf, c)
 			d.pos++

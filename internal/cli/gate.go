@@ -126,6 +126,7 @@ func gateRun(opts *GateOptions) error {
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(report); err != nil {
 			return ioErr(err)
 		}

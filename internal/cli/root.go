@@ -67,6 +67,23 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		NewCmdSchema(ios, nil),
 		NewCmdVersion(ios, nil),
 	)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = `  # bash, this shell only
+  source <(diffpal completion bash)
+
+  # zsh, every new shell
+  diffpal completion zsh > "${fpath[1]}/_diffpal"
+
+  # fish
+  diffpal completion fish > ~/.config/fish/completions/diffpal.fish`
+		for _, sub := range c.Commands() {
+			sub.Example = "  diffpal completion " + sub.Name() + " > diffpal-completion." + sub.Name()
+		}
+	}
 	return root
 }
 

@@ -93,6 +93,7 @@ func validateRun(opts *ValidateOptions) error {
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(report); err != nil {
 			return ioErr(err)
 		}
