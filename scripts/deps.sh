@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the system tools diffpal's tests and benchmarks need (jq for the
+# seed's consumer examples, GNU time for peak-memory figures). Go modules
+# come through `go` itself. Safe to run repeatedly: it installs only what is
+# missing.
+set -euo pipefail
+
+need=()
+command -v jq >/dev/null 2>&1 || need+=(jq)
+[ -x /usr/bin/time ] || need+=(time)
+command -v git >/dev/null 2>&1 || need+=(git)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+  else
+    echo "deps: need ${need[*]} but not root and no sudo; install them and re-run" >&2
+    exit 1
+  fi
+fi
+if command -v apt-get >/dev/null 2>&1; then
+  echo "deps: installing ${need[*]}" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+elif command -v brew >/dev/null 2>&1; then
+  brew install "${need[@]}"
+else
+  echo "deps: need ${need[*]}; no apt-get or brew here, install them by hand" >&2
+  exit 1
+fi
