@@ -4,19 +4,38 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/diffpalhq/diffpal/internal/cli"
 )
 
+// graceAfterSignal is how long a command may take to wind down after
+// SIGINT/SIGTERM (context-aware work stops at once; files are written
+// atomically, so stopping never leaves a truncated artifact). A second
+// signal exits immediately.
+const graceAfterSignal = 3 * time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		select {
+		case <-sigs:
+		case <-time.After(graceAfterSignal):
+		}
+		fmt.Fprintln(os.Stderr, "diffpal: interrupted")
+		os.Exit(cli.ExitInterrupted)
+	}()
 	code := cli.Run(ctx, os.Args[1:], cli.System())
 	if ctx.Err() != nil && code != cli.ExitOK {
 		code = cli.ExitInterrupted
 	}
-	stop()
 	os.Exit(code)
 }
