@@ -1,0 +1,796 @@
+package qa
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/qa/store"
+)
+
+// Store is where sessions live; see package store.
+type Store = store.Store
+
+// Defaults from the anchor (reference §8.1).
+const (
+	DefaultTTL         = 1800 * time.Second
+	DefaultMaxSessions = 100
+	// MaxReceipts bounds transition_receipts per session (seed maxItems).
+	MaxReceipts = 128
+)
+
+// next_action constants, asserted verbatim by hosts (reference §5.3).
+const (
+	NextTriage          = "Host performs triage and submits the selected review bundle or profile."
+	NextPrimaryReview   = "Host performs primary review with the selected ordered profiles."
+	NextDeepReview      = "Host performs optional read-only deep analysis for the fixed escalation reason."
+	NextSynthesis       = "Host performs final synthesis and validates the QA result."
+	NextAwaitingOutcome = "Host submits the final QA outcome with finish_qa_orchestration."
+	NextFinalizePartial = "Host must finalize the partial QA outcome."
+	NextFinalizeBlocked = "Host must finalize the blocked QA outcome."
+	NextRecordedDone    = "Host recorded the final QA outcome."
+	NextRecordedPartial = "Host recorded the partial QA outcome."
+	NextRecordedBlocked = "Host recorded the blocked QA outcome."
+)
+
+// Tool names, used in request hashes and by adapters.
+const (
+	ToolPrepare     = "prepare_qa_orchestration"
+	ToolCatalog     = "get_qa_orchestration_catalog"
+	ToolModelPolicy = "get_qa_orchestration_model_policy"
+	ToolStart       = "start_qa_orchestration"
+	ToolAdvance     = "advance_qa_orchestration"
+	ToolGet         = "get_qa_orchestration"
+	ToolList        = "list_qa_orchestrations"
+	ToolFinish      = "finish_qa_orchestration"
+	ToolDelete      = "delete_qa_orchestration"
+	ToolExport      = "export_qa_findings"
+)
+
+// conflictRetries bounds how often an operation is re-run after another
+// writer (another replica on a shared store) changed the session between
+// our read and our conditional write.
+const conflictRetries = 4
+
+// Config configures an Orchestrator. Zero values select the defaults.
+type Config struct {
+	Store            Store            // default: store.NewMemory()
+	Clock            func() time.Time // default: time.Now
+	TTL              time.Duration    // default: DefaultTTL; negative is an error
+	MaxSessions      int              // default: DefaultMaxSessions; negative is an error
+	ModelSelection   *ModelSelection  // default: DefaultModelSelection(); validated
+	HostDefaultModel bool             // hand out {mode: host_default} policies
+	Random           io.Reader        // run-id entropy; default: crypto/rand
+}
+
+// Orchestrator runs QA sessions. It is safe for concurrent use; operations
+// are serialised per Orchestrator, and conditional writes keep several
+// Orchestrators sharing one Store from overwriting each other's transitions.
+type Orchestrator struct {
+	mu          sync.Mutex
+	store       Store
+	now         func() time.Time
+	ttl         time.Duration
+	max         int
+	models      ModelSelection
+	hostDefault bool
+	random      io.Reader
+}
+
+// New returns an Orchestrator for cfg.
+func New(cfg Config) (*Orchestrator, error) {
+	if cfg.TTL < 0 || cfg.MaxSessions < 0 {
+		return nil, errCode(CodeLimitsNotPositive)
+	}
+	o := &Orchestrator{store: cfg.Store, now: cfg.Clock, ttl: cfg.TTL, max: cfg.MaxSessions,
+		hostDefault: cfg.HostDefaultModel, random: cfg.Random}
+	if o.store == nil {
+		o.store = store.NewMemory()
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.ttl == 0 {
+		o.ttl = DefaultTTL
+	}
+	if o.max == 0 {
+		o.max = DefaultMaxSessions
+	}
+	if o.random == nil {
+		o.random = rand.Reader
+	}
+	o.models = DefaultModelSelection()
+	if cfg.ModelSelection != nil {
+		if err := cfg.ModelSelection.Validate(); err != nil {
+			return nil, err
+		}
+		o.models = *cfg.ModelSelection
+	}
+	return o, nil
+}
+
+// ModelPolicy returns the loaded model policy snapshot.
+func (o *Orchestrator) ModelPolicy() ModelPolicyInfo {
+	mode := PolicyModeConfigured
+	if o.hostDefault {
+		mode = PolicyModeHostDefault
+	}
+	return ModelPolicyInfo{Mode: mode, ModelSelection: o.models}
+}
+
+func (o *Orchestrator) clock() time.Time { return o.now().UTC() }
+
+func (o *Orchestrator) policy(step Step) *ModelPolicy { return o.models.policyFor(step, o.hostDefault) }
+
+// persisted is the store payload. finalized is kept beside the session
+// because an early stop and its finalization share a status; the anchor
+// told them apart by next_action, which is too brittle to persist on.
+type persisted struct {
+	Format    int     `json:"format"`
+	Finalized bool    `json:"finalized"`
+	Session   Session `json:"session"`
+}
+
+type loaded struct {
+	sess      Session
+	finalized bool
+	revision  int64
+}
+
+func decodeRecord(rec store.Record) (loaded, error) {
+	var p persisted
+	if err := json.Unmarshal(rec.Payload, &p); err != nil || p.Session.RunID != rec.RunID || p.Format != 1 {
+		return loaded{}, newError(CodeInvalidSessionData, "", "run "+rec.RunID)
+	}
+	return loaded{sess: p.Session, finalized: p.Finalized, revision: rec.Revision}, nil
+}
+
+// save persists the session conditionally and returns the stored form,
+// decoded afresh so the caller never shares memory with what was written.
+func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expected int64) (Session, error) {
+	payload, err := json.Marshal(persisted{Format: 1, Finalized: finalized, Session: s})
+	if err != nil {
+		return Session{}, newError(CodeStoreWrite, "", err.Error())
+	}
+	rec := store.Record{RunID: s.RunID, Revision: s.Revision, Status: string(s.Status), Finalized: finalized,
+		ExpiresAt: s.ExpiresAt, Payload: payload}
+	if err := o.store.Put(ctx, rec, expected); err != nil {
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return Session{}, err
+		}
+		return Session{}, newError(CodeStoreWrite, "", err.Error())
+	}
+	l, err := decodeRecord(rec)
+	return l.sess, err
+}
+
+// purge removes expired sessions except keep, which the caller is about to
+// address and should see as "expired session" rather than "unknown run_id".
+func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([]store.Record, error) {
+	recs, err := o.store.List(ctx)
+	if err != nil {
+		return nil, newError(CodeStoreRead, "", err.Error())
+	}
+	live := recs[:0]
+	for _, r := range recs {
+		if r.RunID == keep || r.ExpiresAt.After(now) {
+			live = append(live, r)
+			continue
+		}
+		if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
+			!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			return nil, newError(CodeStoreUpdate, "", err.Error())
+		}
+	}
+	return live, nil
+}
+
+// lookup purges, then loads runID and applies the expiry rule.
+func (o *Orchestrator) lookup(ctx context.Context, runID string, now time.Time) (loaded, error) {
+	if _, err := o.purge(ctx, now, runID); err != nil {
+		return loaded{}, err
+	}
+	rec, err := o.store.Get(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return loaded{}, errCode(CodeUnknownRunID)
+	}
+	if err != nil {
+		return loaded{}, newError(CodeStoreRead, "", err.Error())
+	}
+	l, err := decodeRecord(rec)
+	if err != nil {
+		return loaded{}, err
+	}
+	if !l.sess.ExpiresAt.After(now) {
+		return loaded{}, errCode(CodeExpiredSession)
+	}
+	return l, nil
+}
+
+func (o *Orchestrator) newRunID() (string, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(o.random, b[:]); err != nil {
+		return "", fmt.Errorf("qa: run id entropy: %w", err)
+	}
+	b[6] = b[6]&0x0f | 0x40 // UUIDv4 layout, as the anchor renders uuid4().hex
+	b[8] = b[8]&0x3f | 0x80
+	return "qar-" + hex.EncodeToString(b[:]), nil
+}
+
+// Start creates a session at triage.
+func (o *Orchestrator) Start(ctx context.Context, in StartInput) (Session, error) {
+	if !in.TaskType.Valid() {
+		return Session{}, errCode(CodeInvalidTaskType)
+	}
+	var rc *ReviewContext
+	if in.ReviewContext != nil {
+		var err error
+		if rc, err = normalizeReviewContext(in.ReviewContext); err != nil {
+			return Session{}, err
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.clock()
+	live, err := o.purge(ctx, now, "")
+	if err != nil {
+		return Session{}, err
+	}
+	var terminal []store.Record
+	active := 0
+	for _, r := range live {
+		if Status(r.Status).countsAsActive() {
+			active++
+		} else {
+			terminal = append(terminal, r)
+		}
+	}
+	if active >= o.max {
+		return Session{}, errCode(CodeSessionLimit)
+	}
+	// Retained terminal sessions are a cache: evict the oldest first.
+	slices.SortFunc(terminal, func(a, b store.Record) int {
+		if c := a.ExpiresAt.Compare(b.ExpiresAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RunID, b.RunID)
+	})
+	total := len(live)
+	for total+1 > o.max && len(terminal) > 0 {
+		r := terminal[0]
+		terminal = terminal[1:]
+		if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
+			!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			return Session{}, newError(CodeStoreUpdate, "", err.Error())
+		}
+		total--
+	}
+	if total+1 > o.max {
+		return Session{}, errCode(CodeSessionLimit)
+	}
+	recommended := []Profile{}
+	if rc != nil {
+		recommended = RecommendProfiles(rc.ChangedFiles)
+	}
+	s := Session{
+		Status: StatusActive, ReadOnly: true, TaskType: in.TaskType, ExpiresAt: now.Add(o.ttl),
+		NextAction: NextTriage, CurrentStep: StepTriage, ModelPolicy: o.policy(StepTriage),
+		ReviewContext: rc, AllowedBundles: Bundles(), ProfileReports: []ProfileReport{},
+		ReviewProfiles: []Profile{}, AllowedProfiles: Profiles(), CompletedProfiles: []Profile{},
+		HostOwnsDecisions: true, RecommendedBundles: RecommendedBundles(in.TaskType),
+		TransitionReceipts: []TransitionReceipt{}, RecommendedProfiles: recommended,
+	}
+	for range conflictRetries {
+		if s.RunID, err = o.newRunID(); err != nil {
+			return Session{}, err
+		}
+		out, err := o.save(ctx, s, false, store.Absent)
+		if errors.Is(err, store.ErrConflict) {
+			continue // run id collision: draw another
+		}
+		return out, err
+	}
+	return Session{}, newError(CodeStoreWrite, "", "could not allocate a unique run_id")
+}
+
+// Get returns one session. Reading never extends its TTL.
+func (o *Orchestrator) Get(ctx context.Context, in GetInput) (Session, error) {
+	if !isRunID(in.RunID) {
+		return Session{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l, err := o.lookup(ctx, in.RunID, o.clock())
+	return l.sess, err
+}
+
+// List returns the retained, unexpired sessions, newest expiry first. It
+// neither purges nor writes.
+func (o *Orchestrator) List(ctx context.Context) (ListOutput, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.clock()
+	recs, err := o.store.List(ctx)
+	if err != nil {
+		return ListOutput{}, newError(CodeStoreRead, "", err.Error())
+	}
+	out := ListOutput{Sessions: []Summary{}, ReadOnly: true, HostOwnsDecisions: true}
+	for _, r := range recs {
+		if !r.ExpiresAt.After(now) {
+			continue
+		}
+		l, err := decodeRecord(r)
+		if err != nil {
+			return ListOutput{}, err
+		}
+		s := l.sess
+		out.Sessions = append(out.Sessions, Summary{RunID: s.RunID, TaskType: s.TaskType, Status: s.Status,
+			CurrentStep: s.CurrentStep, SelectedBundle: s.SelectedBundle, SelectedProfile: s.SelectedProfile,
+			CurrentProfile: s.CurrentProfile, ExpiresAt: s.ExpiresAt})
+	}
+	slices.SortFunc(out.Sessions, func(a, b Summary) int {
+		if c := b.ExpiresAt.Compare(a.ExpiresAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+	return out, nil
+}
+
+func checkRequestID(id *string) error {
+	if id != nil && !isRequestID(*id) {
+		return newError(CodeInvalidArgument, "request_id", "must match "+patternRequestID)
+	}
+	return nil
+}
+
+func checkExpected(rev *int64) error {
+	if rev != nil && *rev < 0 {
+		return newError(CodeInvalidArgument, "expected_revision", "must be >= 0")
+	}
+	return nil
+}
+
+// requestHash is sha256(JCS({tool, arguments})) over the typed arguments
+// with request_id removed; hashing the typed value makes absent, null and
+// default-valued optional arguments hash alike.
+func requestHash(tool string, args any) (string, error) {
+	return jcs.SHA256Hex(struct {
+		Tool      string `json:"tool"`
+		Arguments any    `json:"arguments"`
+	}{tool, args})
+}
+
+// replay reports whether requestID already has a receipt on s: true with a
+// nil error for a replay of the same request, an error for a different one.
+func replay(s *Session, requestID *string, hash string) (bool, error) {
+	if requestID == nil {
+		return false, nil
+	}
+	for _, r := range s.TransitionReceipts {
+		if r.RequestID == *requestID {
+			if r.RequestSHA256 == hash {
+				return true, nil
+			}
+			return false, newError(CodeRequestIDConflict, "request_id",
+				fmt.Sprintf("%q was already applied with different arguments at revision %d", r.RequestID, r.AppliedRevision))
+		}
+	}
+	return false, nil
+}
+
+func revisionConflict(current int64) error {
+	return newError(CodeRevisionConflict, "expected_revision", fmt.Sprintf("current revision is %d", current))
+}
+
+// commit bumps the revision, records the receipt and refreshes the TTL; it
+// is called exactly once per applied state change.
+func (o *Orchestrator) commit(s *Session, now time.Time, requestID *string, hash string) {
+	s.Revision++
+	s.ExpiresAt = now.Add(o.ttl)
+	if requestID != nil {
+		s.TransitionReceipts = append(s.TransitionReceipts,
+			TransitionReceipt{RequestID: *requestID, RequestSHA256: hash, AppliedRevision: s.Revision})
+		if n := len(s.TransitionReceipts); n > MaxReceipts {
+			s.TransitionReceipts = slices.Clone(s.TransitionReceipts[n-MaxReceipts:])
+		}
+	}
+}
+
+// mutate runs op under the lock against a freshly loaded session and
+// persists the result conditionally, re-running op when another writer got
+// there first. op returns changed == false to return the session untouched.
+func (o *Orchestrator) mutate(ctx context.Context, runID string, op func(now time.Time, l *loaded) (changed bool, err error)) (Session, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for range conflictRetries {
+		now := o.clock()
+		l, err := o.lookup(ctx, runID, now)
+		if err != nil {
+			return Session{}, err
+		}
+		prev := l.revision
+		changed, err := op(now, &l)
+		if err != nil {
+			return Session{}, err
+		}
+		if !changed {
+			return l.sess, nil
+		}
+		out, err := o.save(ctx, l.sess, l.finalized, prev)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return Session{}, errCode(CodeUnknownRunID)
+		}
+		return out, err
+	}
+	return Session{}, newError(CodeRevisionConflict, "", "the session kept changing concurrently; retry")
+}
+
+func checkAdvanceShape(in AdvanceInput) error {
+	if !isRunID(in.RunID) {
+		return newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
+	}
+	if !slices.Contains(CompletableSteps(), in.CompletedStep) {
+		return newError(CodeInvalidArgument, "completed_step", "must be triage, primary_review, deep_review or synthesis")
+	}
+	if !in.Status.Valid() {
+		return newError(CodeInvalidArgument, "status", "must be completed, partial or blocked")
+	}
+	if in.SelectedBundle != nil && !in.SelectedBundle.Valid() {
+		return newError(CodeInvalidArgument, "selected_bundle", fmt.Sprintf("unknown bundle %q", *in.SelectedBundle))
+	}
+	if in.SelectedProfile != nil && !in.SelectedProfile.Valid() {
+		return newError(CodeInvalidArgument, "selected_profile", fmt.Sprintf("unknown profile %q", *in.SelectedProfile))
+	}
+	if in.CompletedProfile != nil && !in.CompletedProfile.Valid() {
+		return newError(CodeInvalidArgument, "completed_profile", fmt.Sprintf("unknown profile %q", *in.CompletedProfile))
+	}
+	if err := checkRequestID(in.RequestID); err != nil {
+		return err
+	}
+	if err := checkExpected(in.ExpectedRevision); err != nil {
+		return err
+	}
+	completed := in.Status == OutcomeCompleted
+	primaryDone := in.CompletedStep == StepPrimaryReview && completed
+	switch {
+	case in.CompletedStep == StepTriage && completed:
+		if (in.SelectedBundle != nil) == (in.SelectedProfile != nil) {
+			return errCode(CodeSelectionRequired)
+		}
+	case in.SelectedBundle != nil || in.SelectedProfile != nil:
+		return errCode(CodeSelectionNotAllowed)
+	}
+	if in.CompletedStep == StepPrimaryReview {
+		if completed && in.CompletedProfile == nil {
+			return errCode(CodeCompletedProfileReq)
+		}
+		if !completed && in.CompletedProfile != nil {
+			return errCode(CodeCompletedProfileState)
+		}
+	} else if in.CompletedProfile != nil {
+		return errCode(CodeCompletedProfileStep)
+	}
+	if in.RiskSignals != nil && !primaryDone {
+		return errCode(CodeRiskSignalsPlacement)
+	}
+	if in.ProfileReport != nil && !primaryDone {
+		return errCode(CodeProfileReportPlacement)
+	}
+	if in.FinalReviewReport != nil && !(in.CompletedStep == StepSynthesis && completed) {
+		return errCode(CodeFinalReportPlacement)
+	}
+	return nil
+}
+
+// Advance records the result of the current step.
+func (o *Orchestrator) Advance(ctx context.Context, in AdvanceInput) (Session, error) {
+	if err := checkAdvanceShape(in); err != nil {
+		return Session{}, err
+	}
+	var hash string
+	if in.RequestID != nil {
+		args := in
+		args.RequestID = nil
+		var err error
+		if hash, err = requestHash(ToolAdvance, args); err != nil {
+			return Session{}, newError(CodeInvalidArgument, "", err.Error())
+		}
+	}
+	return o.mutate(ctx, in.RunID, func(now time.Time, l *loaded) (bool, error) {
+		s := &l.sess
+		if ok, err := replay(s, in.RequestID, hash); ok || err != nil {
+			return false, err
+		}
+		if in.ExpectedRevision != nil && *in.ExpectedRevision != s.Revision {
+			return false, revisionConflict(s.Revision)
+		}
+		if s.Status != StatusActive {
+			return false, errCode(CodeTerminalSession)
+		}
+		if in.CompletedStep != s.CurrentStep {
+			return false, errCode(CodeIllegalTransition)
+		}
+		if in.Status != OutcomeCompleted {
+			s.Status = Status(in.Status)
+			s.ModelPolicy = nil
+			s.NextAction = NextFinalizePartial
+			if in.Status == OutcomeBlocked {
+				s.NextAction = NextFinalizeBlocked
+			}
+		} else if err := o.applyCompleted(s, in); err != nil {
+			return false, err
+		}
+		o.commit(s, now, in.RequestID, hash)
+		return true, nil
+	})
+}
+
+func (o *Orchestrator) applyCompleted(s *Session, in AdvanceInput) error {
+	switch s.CurrentStep {
+	case StepTriage:
+		if in.SelectedBundle != nil {
+			b := *in.SelectedBundle
+			s.SelectedBundle = &b
+			s.ReviewProfiles = BundleProfiles(b)
+		} else {
+			s.SelectedBundle = nil
+			s.ReviewProfiles = []Profile{*in.SelectedProfile}
+		}
+		first := s.ReviewProfiles[0]
+		s.SelectedProfile = ptr(first)
+		s.CurrentProfile = ptr(first)
+		s.CompletedProfiles = []Profile{}
+		s.DeepAssessment = nil
+		s.DeepReasonCode = nil
+		s.CurrentStep = StepPrimaryReview
+		s.NextAction = NextPrimaryReview
+		s.ModelPolicy = o.policy(StepPrimaryReview)
+	case StepPrimaryReview:
+		return o.applyPrimary(s, in)
+	case StepDeepReview:
+		s.CurrentStep = StepSynthesis
+		s.NextAction = NextSynthesis
+		s.ModelPolicy = o.policy(StepSynthesis)
+	case StepSynthesis:
+		if in.FinalReviewReport != nil {
+			fr, err := normalizeFinalReport(s, *in.FinalReviewReport)
+			if err != nil {
+				return err
+			}
+			s.FinalReviewReport = &fr
+		}
+		s.Status = StatusAwaitingHostOutcome
+		s.CurrentStep = StepAwaitingHostOutcome
+		s.NextAction = NextAwaitingOutcome
+		s.ModelPolicy = nil
+	default:
+		return errCode(CodeIllegalTransition)
+	}
+	return nil
+}
+
+func (o *Orchestrator) applyPrimary(s *Session, in AdvanceInput) error {
+	if s.CurrentProfile == nil {
+		return errCode(CodeMissingCurrent)
+	}
+	idx := len(s.CompletedProfiles)
+	if idx >= len(s.ReviewProfiles) {
+		return errCode(CodeAllProfilesDone)
+	}
+	if s.ReviewProfiles[idx] != *s.CurrentProfile {
+		return errCode(CodeInconsistentProfile)
+	}
+	if *in.CompletedProfile != *s.CurrentProfile {
+		return errCode(CodeProfileMismatch)
+	}
+	last := idx == len(s.ReviewProfiles)-1
+	if !last && in.RiskSignals != nil {
+		return errCode(CodeRiskSignalsPlacement)
+	}
+	if last && in.RiskSignals == nil {
+		return errCode(CodeRiskSignalsRequired)
+	}
+	if s.ReviewContext != nil && in.ProfileReport == nil {
+		return errCode(CodeProfileReportRequired)
+	}
+	if in.ProfileReport != nil {
+		rep, err := normalizeProfileReport(s, *in.ProfileReport, *in.CompletedProfile)
+		if err != nil {
+			return err
+		}
+		s.ProfileReports = append(s.ProfileReports, rep)
+	}
+	s.CompletedProfiles = append(s.CompletedProfiles, *in.CompletedProfile)
+	if !last {
+		s.CurrentProfile = ptr(s.ReviewProfiles[idx+1])
+		s.ModelPolicy = o.policy(StepPrimaryReview)
+		return nil
+	}
+	rs, err := normalizeRiskSignals(s, *in.RiskSignals)
+	if err != nil {
+		return err
+	}
+	a := Assess(rs)
+	s.RiskSignals = &rs
+	s.DeepAssessment = &a
+	s.CurrentProfile = nil
+	if a.ShouldEscalate {
+		s.CurrentStep = StepDeepReview
+		s.DeepReasonCode = ptr(a.ReasonCodes[0])
+		s.NextAction = NextDeepReview
+		s.ModelPolicy = o.policy(StepDeepReview)
+	} else {
+		s.CurrentStep = StepSynthesis
+		s.DeepReasonCode = nil
+		s.NextAction = NextSynthesis
+		s.ModelPolicy = o.policy(StepSynthesis)
+	}
+	return nil
+}
+
+func recordedAction(out Outcome) string {
+	switch out {
+	case OutcomePartial:
+		return NextRecordedPartial
+	case OutcomeBlocked:
+		return NextRecordedBlocked
+	}
+	return NextRecordedDone
+}
+
+func sameCanonical(a, b any) bool {
+	x, err1 := jcs.Marshal(a)
+	y, err2 := jcs.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// attachFinalReport validates a report supplied to finish; a report that is
+// already recorded may only be resent unchanged, so retries stay harmless.
+func attachFinalReport(s *Session, fr *FinalReviewReport) error {
+	if fr == nil {
+		return nil
+	}
+	norm, err := normalizeFinalReport(s, *fr)
+	if err != nil {
+		return err
+	}
+	if s.FinalReviewReport != nil {
+		if !sameCanonical(norm, *s.FinalReviewReport) {
+			return newError(CodeFinalReportConflict, "final_review_report", "a different final report is already recorded")
+		}
+		return nil
+	}
+	s.FinalReviewReport = &norm
+	return nil
+}
+
+// checkResentReport allows a finish retry on a finalized session to carry
+// the report again, but never to change or add one after the fact.
+func checkResentReport(s *Session, fr *FinalReviewReport) error {
+	if fr == nil {
+		return nil
+	}
+	if s.FinalReviewReport == nil {
+		return newError(CodeFinalReportConflict, "final_review_report", "the session was finalized without a final report")
+	}
+	norm, err := normalizeFinalReport(s, *fr)
+	if err != nil {
+		return err
+	}
+	if !sameCanonical(norm, *s.FinalReviewReport) {
+		return newError(CodeFinalReportConflict, "final_review_report", "a different final report is already recorded")
+	}
+	return nil
+}
+
+// Finish records the final outcome. Repeating the same outcome on a
+// finalized session returns it unchanged without refreshing its TTL.
+func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, error) {
+	if !in.Outcome.Valid() {
+		return Session{}, errCode(CodeInvalidFinalOutcome)
+	}
+	if !isRunID(in.RunID) {
+		return Session{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
+	}
+	if err := checkRequestID(in.RequestID); err != nil {
+		return Session{}, err
+	}
+	if err := checkExpected(in.ExpectedRevision); err != nil {
+		return Session{}, err
+	}
+	var hash string
+	if in.RequestID != nil {
+		args := in
+		args.RequestID = nil
+		var err error
+		if hash, err = requestHash(ToolFinish, args); err != nil {
+			return Session{}, newError(CodeInvalidArgument, "", err.Error())
+		}
+	}
+	return o.mutate(ctx, in.RunID, func(now time.Time, l *loaded) (bool, error) {
+		s := &l.sess
+		if ok, err := replay(s, in.RequestID, hash); ok || err != nil {
+			return false, err
+		}
+		if in.ExpectedRevision != nil && *in.ExpectedRevision != s.Revision {
+			return false, revisionConflict(s.Revision)
+		}
+		switch s.Status {
+		case StatusCompleted, StatusPartial, StatusBlocked:
+			if Status(in.Outcome) != s.Status {
+				return false, errCode(CodeConflictingOutcome)
+			}
+			if l.finalized {
+				return false, checkResentReport(s, in.FinalReviewReport)
+			}
+		case StatusAwaitingHostOutcome:
+		default:
+			return false, errCode(CodeOutcomeNotReady)
+		}
+		if err := attachFinalReport(s, in.FinalReviewReport); err != nil {
+			return false, err
+		}
+		if in.Outcome == OutcomeCompleted && s.ReviewContext != nil && s.FinalReviewReport == nil {
+			return false, errCode(CodeFinalReportRequired)
+		}
+		s.Status = Status(in.Outcome)
+		s.ModelPolicy = nil
+		s.NextAction = recordedAction(in.Outcome)
+		l.finalized = true
+		o.commit(s, now, in.RequestID, hash)
+		return true, nil
+	})
+}
+
+// Delete discards a session at any stage. Unknown and expired ids succeed:
+// "deleted" means the session is now absent.
+func (o *Orchestrator) Delete(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
+	if !isRunID(in.RunID) {
+		return DeleteOutput{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
+	}
+	if err := checkRequestID(in.RequestID); err != nil {
+		return DeleteOutput{}, err
+	}
+	if err := checkExpected(in.ExpectedRevision); err != nil {
+		return DeleteOutput{}, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	done := DeleteOutput{RunID: in.RunID, Deleted: true}
+	for range conflictRetries {
+		rec, err := o.store.Get(ctx, in.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			return done, nil
+		}
+		if err != nil {
+			return DeleteOutput{}, newError(CodeStoreRead, "", err.Error())
+		}
+		expired := !rec.ExpiresAt.After(o.clock())
+		if in.ExpectedRevision != nil && !expired && *in.ExpectedRevision != rec.Revision {
+			return DeleteOutput{}, revisionConflict(rec.Revision)
+		}
+		err = o.store.Delete(ctx, in.RunID, rec.Revision)
+		switch {
+		case err == nil, errors.Is(err, store.ErrNotFound):
+			return done, nil
+		case errors.Is(err, store.ErrConflict):
+			continue
+		default:
+			return DeleteOutput{}, newError(CodeStoreUpdate, "", err.Error())
+		}
+	}
+	return DeleteOutput{}, newError(CodeRevisionConflict, "", "the session kept changing concurrently; retry")
+}

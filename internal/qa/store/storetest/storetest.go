@@ -1,0 +1,220 @@
+// Package storetest is the conformance suite every store.Store must pass.
+// A new backend (SQLite, PostgreSQL) calls Run from its own test with a
+// constructor that returns an empty store.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/qa/store"
+)
+
+// Run exercises newStore against the store.Store contract. newStore must
+// return an empty, independent store on every call.
+func Run(t *testing.T, newStore func() store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	exp := time.Date(2026, 10, 14, 12, 0, 0, 123456000, time.UTC)
+	rec := func(id string, rev int64) store.Record {
+		return store.Record{RunID: id, Revision: rev, Status: "active", ExpiresAt: exp,
+			Payload: []byte(fmt.Sprintf(`{"run_id":%q,"revision":%d}`, id, rev))}
+	}
+	equal := func(t *testing.T, got, want store.Record) {
+		t.Helper()
+		if got.RunID != want.RunID || got.Revision != want.Revision || got.Status != want.Status ||
+			got.Finalized != want.Finalized || !got.ExpiresAt.Equal(want.ExpiresAt) ||
+			!bytes.Equal(got.Payload, want.Payload) {
+			t.Fatalf("record mismatch:\n got %+v\nwant %+v", got, want)
+		}
+	}
+
+	t.Run("GetMissing", func(t *testing.T) {
+		s := newStore()
+		if _, err := s.Get(ctx, "qar-none"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get missing: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("CreateAndGet", func(t *testing.T) {
+		s := newStore()
+		r := rec("qar-a", 0)
+		r.Finalized = true
+		r.Status = "completed"
+		if err := s.Put(ctx, r, store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, "qar-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, got, r)
+	})
+
+	t.Run("CreateExistingConflicts", func(t *testing.T) {
+		s := newStore()
+		if err := s.Put(ctx, rec("qar-a", 0), store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, rec("qar-a", 5), store.Absent); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second create: %v, want ErrConflict", err)
+		}
+		got, _ := s.Get(ctx, "qar-a")
+		equal(t, got, rec("qar-a", 0))
+	})
+
+	t.Run("ConditionalUpdate", func(t *testing.T) {
+		s := newStore()
+		if err := s.Put(ctx, rec("qar-a", 0), store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, rec("qar-a", 1), 0); err != nil {
+			t.Fatalf("update at matching revision: %v", err)
+		}
+		if err := s.Put(ctx, rec("qar-a", 2), 0); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale update: %v, want ErrConflict", err)
+		}
+		got, _ := s.Get(ctx, "qar-a")
+		equal(t, got, rec("qar-a", 1))
+		if err := s.Put(ctx, rec("qar-b", 1), 0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("update of missing: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		s := newStore()
+		if err := s.Delete(ctx, "qar-x", store.AnyRevision); err != nil {
+			t.Fatalf("unconditional delete of missing: %v", err)
+		}
+		if err := s.Delete(ctx, "qar-x", 3); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("conditional delete of missing: %v, want ErrNotFound", err)
+		}
+		_ = s.Put(ctx, rec("qar-a", 0), store.Absent)
+		_ = s.Put(ctx, rec("qar-a", 4), 0)
+		if err := s.Delete(ctx, "qar-a", 3); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale delete: %v, want ErrConflict", err)
+		}
+		if err := s.Delete(ctx, "qar-a", 4); err != nil {
+			t.Fatalf("conditional delete: %v", err)
+		}
+		if _, err := s.Get(ctx, "qar-a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get after delete: %v", err)
+		}
+		_ = s.Put(ctx, rec("qar-b", 0), store.Absent)
+		if err := s.Delete(ctx, "qar-b", store.AnyRevision); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, rec("qar-b", 0), store.Absent); err != nil {
+			t.Fatalf("re-create after delete: %v", err)
+		}
+	})
+
+	t.Run("ListOrdered", func(t *testing.T) {
+		s := newStore()
+		if got, err := s.List(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("empty List = %v, %v", got, err)
+		}
+		for _, id := range []string{"qar-c", "qar-a", "qar-b"} {
+			if err := s.Put(ctx, rec(id, 0), store.Absent); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0].RunID != "qar-a" || got[1].RunID != "qar-b" || got[2].RunID != "qar-c" {
+			t.Fatalf("List order = %v", got)
+		}
+		equal(t, got[1], rec("qar-b", 0))
+	})
+
+	t.Run("NoAliasing", func(t *testing.T) {
+		s := newStore()
+		r := rec("qar-a", 0)
+		if err := s.Put(ctx, r, store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		r.Payload[0] = 'X'
+		got, _ := s.Get(ctx, "qar-a")
+		equal(t, got, rec("qar-a", 0))
+		got.Payload[0] = 'Y'
+		list, _ := s.List(ctx)
+		list[0].Payload[0] = 'Z'
+		again, _ := s.Get(ctx, "qar-a")
+		equal(t, again, rec("qar-a", 0))
+	})
+
+	t.Run("CanceledContext", func(t *testing.T) {
+		s := newStore()
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := s.Put(cctx, rec("qar-a", 0), store.Absent); err == nil {
+			t.Fatal("Put with canceled context succeeded")
+		}
+		if _, err := s.Get(ctx, "qar-a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("canceled Put left a record: %v", err)
+		}
+	})
+
+	t.Run("RacingConditionalWritesOneWinner", func(t *testing.T) {
+		s := newStore()
+		if err := s.Put(ctx, rec("qar-a", 0), store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rec("qar-a", 1)
+				r.Status = fmt.Sprintf("writer-%d", i)
+				errs[i] = s.Put(ctx, r, 0)
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !errors.Is(err, store.ErrConflict):
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d writers won, want exactly 1", wins)
+		}
+	})
+
+	t.Run("RacingCreatesOneWinner", func(t *testing.T) {
+		s := newStore()
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Put(ctx, rec("qar-a", 0), store.Absent)
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			if err == nil {
+				wins++
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d creators won, want exactly 1", wins)
+		}
+	})
+}
