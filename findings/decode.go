@@ -93,6 +93,13 @@ type decoder struct {
 	spans []Span
 	evs   []Evidence
 	imps  []Impact
+
+	// In streaming mode findings are not kept, so their nested objects are
+	// carved from these fixed arrays, reset per finding: no garbage at all
+	// for the common shape.
+	spanBuf [2]Span
+	evBuf   [1]Evidence
+	impBuf  [1]Impact
 }
 
 func (d *decoder) pointer() string {
@@ -186,7 +193,8 @@ func (d *decoder) document() *Bundle {
 		d.fail("invalid character %s looking for the start of a JSON object", quoteByte(c))
 	}
 	version, found := d.prescanVersion()
-	d.info.Version = version
+	// Copied: info outlives data, which callers may unmap or reuse.
+	d.info.Version = strings.Clone(version)
 	switch {
 	case !found:
 		d.info.Effective = V1
@@ -806,6 +814,8 @@ func (d *decoder) findings(b *Bundle) {
 		var f Finding
 		d.array(func(i int) {
 			f = Finding{}
+			d.spanBuf, d.evBuf, d.impBuf = [2]Span{}, [1]Evidence{}, [1]Impact{}
+			d.spans, d.evs, d.imps = d.spanBuf[:], d.evBuf[:], d.impBuf[:]
 			if ok, valid := d.finding(&f, i); ok {
 				d.opts.OnFinding(&f, valid)
 			}
