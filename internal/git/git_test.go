@@ -1,0 +1,224 @@
+package git_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/git/gittest"
+)
+
+func TestRangeDefaults(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.txt", "one\n")
+	root := repo.Commit("root")
+	repo.Write("a.txt", "one\ntwo\n")
+	second := repo.Commit("second")
+	r := &git.Runner{Dir: repo.Dir}
+
+	// On the default branch: the last commit.
+	rg, err := r.ResolveRange(ctx, git.RangeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rg.DiffBase != root || rg.Head != second || !strings.Contains(rg.Why, "last commit") {
+		t.Errorf("on main: %+v", rg)
+	}
+
+	// On a feature branch: merge-base with main, even after main moved.
+	repo.Git("checkout", "-q", "-b", "feature")
+	repo.Write("b.txt", "feature\n")
+	feat := repo.Commit("feature")
+	repo.Git("checkout", "-q", "main")
+	repo.Write("c.txt", "main moved\n")
+	repo.Commit("main moves")
+	repo.Git("checkout", "-q", "feature")
+	rg, err = r.ResolveRange(ctx, git.RangeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rg.MergeBase != second || rg.DiffBase != second || rg.Head != feat || rg.BaseRef != "main" {
+		t.Errorf("feature: %+v", rg)
+	}
+	// --no-merge-base diffs against main itself.
+	rg, err = r.ResolveRange(ctx, git.RangeOptions{NoMergeBase: true})
+	if err != nil || rg.MergeBase != "" || rg.DiffBase == second {
+		t.Errorf("no-merge-base: %+v %v", rg, err)
+	}
+	// --since narrows to later changes.
+	repo.Write("b.txt", "feature\nmore\n")
+	later := repo.Commit("more")
+	rg, err = r.ResolveRange(ctx, git.RangeOptions{Since: feat})
+	if err != nil || rg.DiffBase != feat || rg.Head != later || rg.MergeBase != second {
+		t.Errorf("since: %+v %v", rg, err)
+	}
+	if _, err := r.ResolveRange(ctx, git.RangeOptions{Since: "main"}); err == nil || !strings.Contains(err.Error(), "not an ancestor") {
+		t.Errorf("since a non-ancestor: %v", err)
+	}
+	// Bad revisions are named.
+	if _, err := r.ResolveRange(ctx, git.RangeOptions{Base: "nope"}); err == nil || !strings.Contains(err.Error(), `unknown revision "nope"`) {
+		t.Errorf("bad base: %v", err)
+	}
+	if _, err := r.ResolveRange(ctx, git.RangeOptions{Base: "--output=x"}); err == nil || !strings.Contains(err.Error(), "must not start with '-'") {
+		t.Errorf("option-like base: %v", err)
+	}
+	// Uncommitted.
+	rg, err = r.ResolveRange(ctx, git.RangeOptions{Uncommitted: true})
+	if err != nil || !rg.Worktree || rg.DiffBase != later {
+		t.Errorf("uncommitted: %+v %v", rg, err)
+	}
+}
+
+func TestRangeNoCommitsAndRoot(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	r := &git.Runner{Dir: repo.Dir}
+	rg, err := r.ResolveRange(ctx, git.RangeOptions{})
+	if err != nil || !rg.Worktree || rg.DiffBase != git.EmptyTree {
+		t.Errorf("no commits: %+v %v", rg, err)
+	}
+	repo.Write("a.txt", "x\n")
+	repo.Commit("root")
+	rg, err = r.ResolveRange(ctx, git.RangeOptions{})
+	if err != nil || rg.DiffBase != git.EmptyTree || !strings.Contains(rg.Why, "root commit") {
+		t.Errorf("root commit: %+v %v", rg, err)
+	}
+}
+
+func TestShallowCloneExplained(t *testing.T) {
+	ctx := context.Background()
+	up := gittest.New(t)
+	up.Write("a.txt", "1\n")
+	up.Commit("1")
+	up.Write("a.txt", "2\n")
+	up.Commit("2")
+	up.Git("checkout", "-q", "-b", "feature")
+	up.Write("a.txt", "3\n")
+	up.Commit("3")
+	up.Git("checkout", "-q", "main")
+
+	clone := gittest.New(t)
+	clone.Git("fetch", "-q", "--depth=1", "file://"+up.Dir, "feature:feature")
+	clone.Git("checkout", "-q", "feature")
+	r := &git.Runner{Dir: clone.Dir}
+	_, err := r.ResolveRange(ctx, git.RangeOptions{Base: "main"})
+	var se *git.ShallowError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "fetch-depth: 0") {
+		t.Errorf("want a shallow-clone explanation, got %v", err)
+	}
+}
+
+// TestDiffAwkwardChanges runs real git and parses its output: paths with
+// spaces, quotes and unicode, a rename, a binary file, a deletion, a mode
+// change, a missing final newline, a submodule, and user config that
+// would change the diff if it were honoured.
+func TestDiffAwkwardChanges(t *testing.T) {
+	ctx := context.Background()
+	sub := gittest.New(t)
+	sub.Write("s.txt", "s\n")
+	sub.Commit("sub")
+
+	repo := gittest.New(t)
+	repo.Write("keep.go", "package x\n\nfunc A() {}\n")
+	repo.Write("old name.txt", strings.Repeat("same line\n", 20))
+	repo.Write("gone.txt", "bye\n")
+	repo.Write("script.sh", "echo hi\n")
+	repo.Write("img.bin", "\x00\x01\x02")
+	base := repo.Commit("base")
+
+	// Config that a careless runner would obey.
+	repo.Git("config", "diff.noprefix", "true")
+	repo.Git("config", "diff.external", "false")
+	repo.Git("config", "core.quotePath", "true")
+	repo.Git("config", "diff.context", "0")
+
+	repo.Write("keep.go", "package x\n\nfunc A() {}\n\nfunc B() { panic(1) }")
+	repo.Git("mv", "old name.txt", "new \"name\" ü.txt")
+	repo.Write("new \"name\" ü.txt", strings.Repeat("same line\n", 20)+"added\n")
+	repo.Remove("gone.txt")
+	repo.Chmod("script.sh", 0o755)
+	repo.Write("img.bin", "\x00\x01\x03\x04")
+	repo.Write("tab\tname.go", "package y\n")
+	repo.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.Dir, "vendor/sub")
+	head := repo.Commit("change")
+
+	r := &git.Runner{Dir: repo.Dir}
+	raw, err := r.Diff(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := diff.Parse(raw)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, raw)
+	}
+	byPath := map[string]*diff.File{}
+	for _, f := range files {
+		byPath[f.Path()] = f
+	}
+	check := func(path, status string) *diff.File {
+		t.Helper()
+		f := byPath[path]
+		if f == nil {
+			t.Fatalf("no file %q in %v", path, keys(byPath))
+		}
+		if f.Status != status {
+			t.Errorf("%s: status %s, want %s", path, f.Status, status)
+		}
+		return f
+	}
+	k := check("keep.go", diff.Modified)
+	added := k.Added()
+	if len(added) != 2 || added[1].Text != "func B() { panic(1) }" || added[1].NewNo != 5 || !added[1].NoEOL {
+		t.Errorf("keep.go added lines: %+v", added)
+	}
+	rn := check("new \"name\" ü.txt", diff.Renamed)
+	if rn.OldPath != "old name.txt" || len(rn.Added()) != 1 || rn.Added()[0].NewNo != 21 {
+		t.Errorf("rename: %+v", rn)
+	}
+	check("gone.txt", diff.Deleted)
+	m := check("script.sh", diff.Modified)
+	if !m.ModeOnly() || m.NewMode != "100755" {
+		t.Errorf("mode change: %+v", m)
+	}
+	if b := check("img.bin", diff.Modified); !b.Binary || len(b.Hunks) != 0 {
+		t.Errorf("binary: %+v", b)
+	}
+	if tn := check("tab\tname.go", diff.Added); len(tn.Added()) != 1 {
+		t.Errorf("tab name: %+v", tn)
+	}
+	if s := check("vendor/sub", diff.Added); !s.Submodule || len(s.Hunks) != 0 {
+		t.Errorf("submodule: %+v", s)
+	}
+	// Blobs read back through one cat-file process.
+	br, err := r.Blobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	data, ok, err := br.Read(k.NewBlob)
+	if err != nil || !ok || !strings.HasSuffix(string(data), "panic(1) }") {
+		t.Errorf("blob: %q %v %v", data, ok, err)
+	}
+	if _, ok, err := br.Read(strings.Repeat("e", 40)); ok || err != nil {
+		t.Errorf("missing blob: ok=%v err=%v", ok, err)
+	}
+}
+
+func keys(m map[string]*diff.File) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestNotARepository(t *testing.T) {
+	r := &git.Runner{Dir: t.TempDir()}
+	if _, err := r.TopLevel(context.Background()); err == nil || !strings.Contains(err.Error(), "not inside a git repository") {
+		t.Errorf("got %v", err)
+	}
+}
