@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/spf13/cobra"
+)
+
+// RangeFlags are the range-selection flags shared by review and context.
+type RangeFlags struct {
+	Base        string
+	Head        string
+	NoMergeBase bool
+	Since       string
+	Uncommitted bool
+	Repo        string
+	Dir         string
+}
+
+func (f *RangeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Base, "base", "", "base revision (default: the default branch, or HEAD~1 on the default branch)")
+	fl.StringVar(&f.Head, "head", "", "head revision (default HEAD)")
+	fl.BoolVar(&f.NoMergeBase, "no-merge-base", false, "diff against --base itself, not merge-base(base, head)")
+	fl.StringVar(&f.Since, "since", "", "review only what changed after this earlier reviewed commit")
+	fl.BoolVar(&f.Uncommitted, "uncommitted", false, "review the work tree (staged, unstaged and untracked files) against HEAD")
+	fl.StringVar(&f.Repo, "repo", "", "repository id (default: the origin remote, else the directory name)")
+	fl.StringVarP(&f.Dir, "dir", "C", ".", "run as if started in this directory")
+}
+
+func (f *RangeFlags) options(paths []string) review.ChangeOptions {
+	return review.ChangeOptions{
+		Dir: f.Dir, Paths: paths, Repository: f.Repo,
+		Range: git.RangeOptions{Base: f.Base, Head: f.Head, NoMergeBase: f.NoMergeBase, Since: f.Since, Uncommitted: f.Uncommitted},
+	}
+}
+
+// ContextOptions are the inputs of `diffpal context`.
+type ContextOptions struct {
+	IO     *IOStreams
+	Range  RangeFlags
+	Paths  []string
+	Out    string
+	Packet string
+}
+
+// NewCmdContext builds `diffpal context`.
+func NewCmdContext(ios *IOStreams, runF func(*ContextOptions) error) *cobra.Command {
+	opts := &ContextOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "context [flags] [-- PATH...]",
+		Short: "Print the review_context of a change for start_qa_orchestration",
+		Long: `Print the review_context object that binds an MCP QA session
+(start_qa_orchestration) to exactly this change: repository, base and head,
+changed files, evidence refs, the evidence registry, diff_sha256 and the
+RFC 8785 evidence_packet_sha256 — so a host never computes hashes by hand.
+
+The range is chosen like diffpal review's. --packet also writes the
+evidence items with their content, which is what reviewers should see.`,
+		Example: `  diffpal context > review_context.json
+  diffpal context --base origin/main --out .artifacts/diffpal/review_context.json
+  diffpal context --packet packet.json -- internal/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return contextRun(cmd.Context(), opts)
+		},
+	}
+	opts.Range.register(cmd)
+	cmd.Flags().StringVarP(&opts.Out, "out", "o", "-", "write the review_context JSON here (\"-\" for stdout)")
+	cmd.Flags().StringVar(&opts.Packet, "packet", "", "also write the evidence packet with item contents to this file")
+	return cmd
+}
+
+// PacketFile is the --packet output.
+type PacketFile struct {
+	ReviewContext *evidence.ReviewContext `json:"review_context"`
+	Items         []PacketItem            `json:"items"`
+	Skipped       any                     `json:"skipped"`
+	Coalesced     string                  `json:"coalesced,omitempty"`
+}
+
+// PacketItem is an evidence item with its content.
+type PacketItem struct {
+	evidence.Item
+	Content string `json:"content"`
+}
+
+func contextRun(ctx context.Context, opts *ContextOptions) error {
+	ch, err := review.LoadChange(ctx, opts.Range.options(opts.Paths))
+	if err != nil {
+		return changeErr(err)
+	}
+	rc, err := ch.Packet.ReviewContext()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	write := func(w io.Writer, v any) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
+	if opts.Out == "-" || opts.Out == "" {
+		if err := write(opts.IO.Out, rc); err != nil {
+			return ioErr(err)
+		}
+	} else if err := findings.AtomicWrite(opts.Out, 0o644, func(w io.Writer) error { return write(w, rc) }); err != nil {
+		return ioErr(fmt.Errorf("write %s: %w", opts.Out, err))
+	}
+	if opts.Packet != "" {
+		pf := PacketFile{ReviewContext: rc, Skipped: ch.Skips, Coalesced: ch.Packet.Coalesced}
+		for _, it := range ch.Packet.Items {
+			pf.Items = append(pf.Items, PacketItem{Item: it, Content: it.Content()})
+		}
+		if err := findings.AtomicWrite(opts.Packet, 0o644, func(w io.Writer) error { return write(w, pf) }); err != nil {
+			return ioErr(fmt.Errorf("write %s: %w", opts.Packet, err))
+		}
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "context: %s %s..%s files=%d refs=%d skipped=%d (%s)\n",
+		ch.Repository, shortSHA(ch.Range.DiffBase), shortSHA(ch.Range.Head), len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ch.Skips), ch.Range.Why)
+	return nil
+}
+
+// changeErr classifies errors from loading a change: git and range
+// problems are the user's input (exit 2).
+func changeErr(err error) error {
+	var ge *git.Error
+	if errors.As(err, &ge) {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	return &ExitError{Code: ExitUsage, Err: err}
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	if s == "" {
+		return "worktree"
+	}
+	return s
+}

@@ -1,0 +1,320 @@
+// Package evidence builds the evidence packet of a review: every hunk and
+// a context window around it become items with stable, content-addressed
+// refs; diff_sha256 hashes the diff bytes and evidence_packet_sha256 the
+// RFC 8785 canonical registry. It produces the review_context that binds an
+// orchestration session to exactly this evidence. It reads nothing itself:
+// callers pass the diff and file contents.
+package evidence
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+)
+
+// Contract limits of a review-bound session (QA-CONTRACT.md §3).
+const (
+	MaxRefs         = 1000
+	MaxChangedFiles = 500
+	MaxPathLen      = 1024
+	// ContextLines is how far a context window reaches around a hunk.
+	ContextLines = 10
+)
+
+// RefPattern is what every ref must match.
+var RefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]*$`)
+
+// Kinds of items.
+const (
+	KindDiff   = "diff"
+	KindSource = "source"
+)
+
+// Item is one evidence item; its JSON is a registry entry of the
+// review_context.
+type Item struct {
+	Ref       string  `json:"evidence_ref"`
+	Kind      string  `json:"kind"`
+	SHA256    string  `json:"sha256"`
+	Path      *string `json:"path,omitempty"`
+	Revision  *string `json:"revision,omitempty"`
+	StartLine *int    `json:"start_line,omitempty"`
+	EndLine   *int    `json:"end_line,omitempty"`
+	Locator   *string `json:"locator,omitempty"`
+
+	content string
+	file    int
+}
+
+// Content is the item's text as reviewers receive it.
+func (it *Item) Content() string { return it.content }
+
+// Lines returns the item's line range (0, 0 when it has none).
+func (it *Item) Lines() (int, int) {
+	if it.StartLine == nil || it.EndLine == nil {
+		return 0, 0
+	}
+	return *it.StartLine, *it.EndLine
+}
+
+// File is one reviewed file's input to the packet.
+type File struct {
+	Diff *diff.File
+	// Content is the new version split into lines (nil for deleted files).
+	Content []string
+}
+
+// Options tune Build.
+type Options struct {
+	Repository string
+	BaseSHA    string
+	HeadSHA    string // "" for a work-tree review
+	// MaxItems caps the packet (default MaxRefs): above it, context windows
+	// go first, then hunks merge into one item per file.
+	MaxItems int
+}
+
+// Packet is the evidence of one review.
+type Packet struct {
+	Repository   string
+	BaseSHA      string
+	HeadSHA      string
+	DiffSHA256   string
+	ChangedFiles []string
+	Items        []Item
+	SHA256       string
+	// Coalesced says how the packet was shrunk to fit MaxItems.
+	Coalesced string
+
+	byRef map[string]int
+}
+
+// Build creates the packet. rawDiff is the exact diff text reviewed.
+func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
+	if o.MaxItems <= 0 {
+		o.MaxItems = MaxRefs
+	}
+	sum := sha256.Sum256(rawDiff)
+	p := &Packet{Repository: o.Repository, BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, DiffSHA256: hex.EncodeToString(sum[:])}
+	sorted := append([]File(nil), files...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Diff.Path() < sorted[j].Diff.Path() })
+	for _, f := range sorted {
+		p.ChangedFiles = append(p.ChangedFiles, f.Diff.Path())
+	}
+modes:
+	for _, mode := range []int{itemsHunksAndWindows, itemsHunks, itemsFiles} {
+		p.Items = p.Items[:0]
+		for i, f := range sorted {
+			p.Items = append(p.Items, buildItems(i, f, mode, o)...)
+		}
+		if len(p.Items) <= o.MaxItems {
+			switch mode {
+			case itemsHunks:
+				p.Coalesced = "context windows left out to stay within " + strconv.Itoa(o.MaxItems) + " items"
+			case itemsFiles:
+				p.Coalesced = "one item per file to stay within " + strconv.Itoa(o.MaxItems) + " items"
+			}
+			break modes
+		}
+	}
+	if len(p.Items) > o.MaxItems {
+		p.Coalesced = fmt.Sprintf("%d files exceed the %d-item packet limit", len(sorted), o.MaxItems)
+	}
+	p.byRef = make(map[string]int, len(p.Items))
+	for i, it := range p.Items {
+		p.byRef[it.Ref] = i
+	}
+	h, err := jcs.SHA256Hex(p.Items)
+	if err != nil {
+		return nil, err
+	}
+	p.SHA256 = h
+	return p, nil
+}
+
+const (
+	itemsHunksAndWindows = iota
+	itemsHunks
+	itemsFiles
+)
+
+func buildItems(idx int, f File, mode int, o Options) []Item {
+	d := f.Diff
+	path := d.Path()
+	var rev *string
+	switch {
+	case d.Status == diff.Deleted && isSHA(o.BaseSHA):
+		rev = ptr(o.BaseSHA)
+	case d.Status != diff.Deleted && isSHA(o.HeadSHA):
+		rev = ptr(o.HeadSHA)
+	}
+	fileRef := "f" + strconv.Itoa(idx+1)
+	mk := func(ref, kind, content string, start, end int) Item {
+		s := sha256.Sum256([]byte(content))
+		it := Item{Ref: ref, Kind: kind, SHA256: hex.EncodeToString(s[:]), Path: ptr(path), Revision: rev, content: content, file: idx}
+		if start > 0 {
+			it.StartLine, it.EndLine = ptr(start), ptr(max(end, start))
+		}
+		return it
+	}
+	if len(d.Hunks) == 0 || mode == itemsFiles {
+		var b strings.Builder
+		lo, hi := 0, 0
+		for _, h := range d.Hunks {
+			writeHunk(&b, h)
+			s, e := newRange(h)
+			if lo == 0 || s < lo {
+				lo = s
+			}
+			hi = max(hi, e)
+		}
+		if len(d.Hunks) == 0 {
+			b.WriteString(d.Status + " " + path)
+		}
+		return []Item{mk(fileRef+":diff", KindDiff, b.String(), lo, hi)}
+	}
+	var out []Item
+	for k, h := range d.Hunks {
+		var b strings.Builder
+		writeHunk(&b, h)
+		s, e := newRange(h)
+		out = append(out, mk(fileRef+":h"+strconv.Itoa(k+1), KindDiff, b.String(), s, e))
+		if mode == itemsHunksAndWindows && f.Content != nil && d.Status != diff.Deleted {
+			ws, we := max(1, s-ContextLines), min(len(f.Content), e+ContextLines)
+			if ws <= we {
+				out = append(out, mk(fileRef+":w"+strconv.Itoa(k+1), KindSource, strings.Join(f.Content[ws-1:we], "\n"), ws, we))
+			}
+		}
+	}
+	return out
+}
+
+// newRange is a hunk's new-side line range; a pure deletion has none, so
+// it is pinned to the line after which lines were removed.
+func newRange(h diff.Hunk) (int, int) {
+	if h.NewLines == 0 {
+		return max(h.NewStart, 1), max(h.NewStart, 1)
+	}
+	return h.NewStart, h.NewStart + h.NewLines - 1
+}
+
+func writeHunk(b *strings.Builder, h diff.Hunk) {
+	fmt.Fprintf(b, "@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+	if h.Section != "" {
+		b.WriteString(" " + h.Section)
+	}
+	b.WriteByte('\n')
+	for _, l := range h.Lines {
+		b.WriteByte(l.Kind)
+		b.WriteString(l.Text)
+		b.WriteByte('\n')
+	}
+}
+
+// Item returns the item with ref.
+func (p *Packet) Item(ref string) (*Item, bool) {
+	i, ok := p.byRef[ref]
+	if !ok {
+		return nil, false
+	}
+	return &p.Items[i], true
+}
+
+// Refs returns every ref in packet order.
+func (p *Packet) Refs() []string {
+	out := make([]string, len(p.Items))
+	for i, it := range p.Items {
+		out[i] = it.Ref
+	}
+	return out
+}
+
+// RefsAt returns the refs of path whose line range covers [start, end]
+// (diff items first), for citing evidence of a finding.
+func (p *Packet) RefsAt(path string, start, end int) []string {
+	var diffs, srcs []string
+	for _, it := range p.Items {
+		if it.Path == nil || *it.Path != path {
+			continue
+		}
+		s, e := it.Lines()
+		if s == 0 || e < start || s > end {
+			continue
+		}
+		if it.Kind == KindDiff {
+			diffs = append(diffs, it.Ref)
+		} else {
+			srcs = append(srcs, it.Ref)
+		}
+	}
+	return append(diffs, srcs...)
+}
+
+// ReviewContext is the review_context object of start_qa_orchestration.
+type ReviewContext struct {
+	Repository           string   `json:"repository"`
+	BaseSHA              string   `json:"base_sha"`
+	HeadSHA              string   `json:"head_sha"`
+	DiffSHA256           string   `json:"diff_sha256"`
+	EvidencePacketSHA256 string   `json:"evidence_packet_sha256"`
+	ChangedFiles         []string `json:"changed_files"`
+	EvidenceRefs         []string `json:"evidence_refs"`
+	EvidenceRegistry     []Item   `json:"evidence_registry"`
+}
+
+// ErrTooLarge is returned when a change cannot be bound to a session.
+var ErrTooLarge = errors.New("change too large for a review-bound session")
+
+// ReviewContext returns the packet's review_context, or an error naming
+// the contract limit a change breaks (an unbound session must be used).
+func (p *Packet) ReviewContext() (*ReviewContext, error) {
+	switch {
+	case len(p.ChangedFiles) == 0:
+		return nil, errors.New("no changed files: nothing to bind a review to")
+	case len(p.ChangedFiles) > MaxChangedFiles:
+		return nil, fmt.Errorf("%w: %d changed files > %d (narrow the review with paths or include/exclude globs)", ErrTooLarge, len(p.ChangedFiles), MaxChangedFiles)
+	case len(p.Items) > MaxRefs:
+		return nil, fmt.Errorf("%w: %d evidence items > %d", ErrTooLarge, len(p.Items), MaxRefs)
+	case len(p.Repository) == 0 || len(p.Repository) > 512:
+		return nil, fmt.Errorf("repository id must be 1-512 characters, got %d", len(p.Repository))
+	case !isSHA(p.BaseSHA) || !isSHA(p.HeadSHA):
+		return nil, errors.New("a review-bound session needs committed base and head (40 or 64 hex); commit the change or review without binding")
+	}
+	for _, f := range p.ChangedFiles {
+		if len(f) > MaxPathLen {
+			return nil, fmt.Errorf("%w: path longer than %d characters: %.60s…", ErrTooLarge, MaxPathLen, f)
+		}
+	}
+	for _, it := range p.Items {
+		if len(it.Ref) > 128 || !RefPattern.MatchString(it.Ref) {
+			return nil, fmt.Errorf("internal: bad evidence ref %q", it.Ref)
+		}
+	}
+	return &ReviewContext{
+		Repository: p.Repository, BaseSHA: p.BaseSHA, HeadSHA: p.HeadSHA,
+		DiffSHA256: p.DiffSHA256, EvidencePacketSHA256: p.SHA256,
+		ChangedFiles: p.ChangedFiles, EvidenceRefs: p.Refs(), EvidenceRegistry: p.Items,
+	}, nil
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,92 @@
+package evidence
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+)
+
+const sha1 = "1111111111111111111111111111111111111111"
+const sha2 = "2222222222222222222222222222222222222222"
+
+func fileWithHunks(path string, n int) File {
+	f := &diff.File{NewPath: path, OldPath: path, Status: diff.Modified}
+	var content []string
+	for i := 0; i < n*30; i++ {
+		content = append(content, fmt.Sprintf("line %d", i+1))
+	}
+	for k := 0; k < n; k++ {
+		start := k*30 + 5
+		f.Hunks = append(f.Hunks, diff.Hunk{OldStart: start, OldLines: 1, NewStart: start, NewLines: 2,
+			Lines: []diff.Line{{Kind: ' ', Text: "ctx", OldNo: start, NewNo: start}, {Kind: '+', Text: "new", NewNo: start + 1}}})
+	}
+	return File{Diff: f, Content: content}
+}
+
+func TestBuildDeterministicAndAddressed(t *testing.T) {
+	files := []File{fileWithHunks("b.go", 2), fileWithHunks("a.go", 1)}
+	p, err := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Refs(), " "); got != "f1:h1 f1:w1 f2:h1 f2:w1 f2:h2 f2:w2" {
+		t.Errorf("refs = %s", got)
+	}
+	sum := sha256.Sum256([]byte("raw"))
+	if p.DiffSHA256 != hex.EncodeToString(sum[:]) {
+		t.Error("diff_sha256 is not the hash of the diff bytes")
+	}
+	for _, it := range p.Items {
+		s := sha256.Sum256([]byte(it.Content()))
+		if it.SHA256 != hex.EncodeToString(s[:]) {
+			t.Errorf("%s: sha256 does not address its content", it.Ref)
+		}
+	}
+	p2, _ := Build([]byte("raw"), []File{files[1], files[0]}, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if p2.SHA256 != p.SHA256 {
+		t.Error("packet hash depends on input order")
+	}
+	files[0].Content[4] = "changed context"
+	p3, _ := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if p3.SHA256 == p.SHA256 {
+		t.Error("packet hash ignores content")
+	}
+	if refs := p.RefsAt("b.go", 36, 36); strings.Join(refs, " ") != "f2:h2 f2:w2" {
+		t.Errorf("RefsAt = %v", refs)
+	}
+	rc, err := p.ReviewContext()
+	if err != nil || len(rc.EvidenceRegistry) != 6 || rc.EvidencePacketSHA256 != p.SHA256 {
+		t.Errorf("review context: %v %+v", err, rc)
+	}
+}
+
+func TestCoalesceToLimits(t *testing.T) {
+	files := []File{fileWithHunks("a.go", 6), fileWithHunks("b.go", 6)}
+	p, _ := Build(nil, files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2, MaxItems: 12})
+	if len(p.Items) != 12 || !strings.Contains(p.Coalesced, "context windows") {
+		t.Errorf("items = %d, coalesced = %q", len(p.Items), p.Coalesced)
+	}
+	p, _ = Build(nil, files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2, MaxItems: 5})
+	if len(p.Items) != 2 || p.Items[0].Ref != "f1:diff" || !strings.Contains(p.Coalesced, "one item per file") {
+		t.Errorf("items = %v, coalesced = %q", p.Refs(), p.Coalesced)
+	}
+	if s, e := p.Items[0].Lines(); s != 5 || e != 156 {
+		t.Errorf("file item lines = %d-%d", s, e)
+	}
+	var many []File
+	for i := 0; i < MaxChangedFiles+1; i++ {
+		many = append(many, fileWithHunks(fmt.Sprintf("f%03d.go", i), 1))
+	}
+	p, _ = Build(nil, many, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if _, err := p.ReviewContext(); err == nil || !strings.Contains(err.Error(), "501 changed files > 500") {
+		t.Errorf("want a too-large error, got %v", err)
+	}
+	p, _ = Build(nil, files, Options{Repository: "r", BaseSHA: sha1})
+	if _, err := p.ReviewContext(); err == nil || !strings.Contains(err.Error(), "committed base and head") {
+		t.Errorf("work-tree packet: %v", err)
+	}
+}

@@ -1,0 +1,257 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/scope"
+)
+
+// ChangeOptions select and scope the change to review.
+type ChangeOptions struct {
+	Dir   string // any directory in the repository
+	Range git.RangeOptions
+	Scope scope.Options
+	// Paths limit the diff to these pathspecs.
+	Paths []string
+	// Repository overrides the repository id (default: origin URL, else the
+	// directory name).
+	Repository string
+	// MaxItems caps the evidence packet (default evidence.MaxRefs).
+	MaxItems int
+}
+
+// ChangedFile is one file in scope.
+type ChangedFile struct {
+	Diff    *diff.File
+	Content []string // new version, nil for deleted files
+}
+
+// Path is the file's review path.
+func (f *ChangedFile) Path() string { return f.Diff.Path() }
+
+// Change is everything a review reads, gathered once.
+type Change struct {
+	Root       string
+	Repository string
+	Range      git.Range
+	RawDiff    []byte
+	Files      []*ChangedFile // in scope, sorted by path
+	All        []*diff.File   // every changed file, in diff order
+	Skips      []scope.Skip
+	Packet     *evidence.Packet
+	Subjects   []string
+}
+
+// LoadChange resolves the range, reads and parses the diff, reads new file
+// contents through one cat-file process, applies scope and builds the
+// evidence packet.
+func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
+	r := &git.Runner{Dir: o.Dir}
+	root, err := r.TopLevel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Dir = root
+	rg, err := r.ResolveRange(ctx, o.Range)
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Root: root, Range: rg}
+	c.Repository = o.Repository
+	if c.Repository == "" {
+		c.Repository = repositoryID(ctx, r, root)
+	}
+	if rg.Worktree {
+		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, "", o.Paths...)
+	} else {
+		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, rg.Head, o.Paths...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	files, err := diff.Parse(c.RawDiff)
+	if err != nil {
+		return nil, fmt.Errorf("parse git diff: %w", err)
+	}
+	if rg.Worktree {
+		extra, raw, err := untracked(ctx, r, root, o.Paths)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, extra...)
+		c.RawDiff = append(c.RawDiff, raw...)
+	}
+	c.All = files
+	if !rg.Worktree && rg.Head != "" {
+		c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
+	}
+
+	if o.Scope.Ignore == nil {
+		if data, err := os.ReadFile(filepath.Join(root, ".diffpalignore")); err == nil {
+			o.Scope.Ignore = scope.ParseIgnore(data)
+		}
+	}
+	var blobs *git.BlobReader
+	defer func() {
+		if blobs != nil {
+			blobs.Close()
+		}
+	}()
+	for _, f := range files {
+		cf := &ChangedFile{Diff: f}
+		cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
+			Submodule: f.Submodule, ModeOnly: f.ModeOnly(), Size: -1}
+		var data []byte
+		if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
+			if rg.Worktree {
+				data, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.NewPath)))
+				if err != nil {
+					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
+				}
+			} else if f.NewBlob != "" {
+				if blobs == nil {
+					if blobs, err = r.Blobs(ctx); err != nil {
+						return nil, err
+					}
+				}
+				var ok bool
+				if data, ok, err = blobs.Read(f.NewBlob); err != nil {
+					return nil, fmt.Errorf("read %s at %s: %w", f.NewPath, short(rg.Head), err)
+				} else if !ok {
+					return nil, fmt.Errorf("read %s: blob %s missing", f.NewPath, f.NewBlob)
+				}
+			}
+			cand.Size = len(data)
+			cand.Head = scope.HeadLines(data, 10)
+			if bytes.IndexByte(data, 0) >= 0 {
+				cand.Binary = true
+			}
+		}
+		if skip, ok := o.Scope.Decide(cand); !ok {
+			c.Skips = append(c.Skips, skip)
+			continue
+		}
+		if data != nil {
+			cf.Content = splitLines(data)
+		}
+		c.Files = append(c.Files, cf)
+	}
+	ef := make([]evidence.File, len(c.Files))
+	for i, f := range c.Files {
+		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content}
+	}
+	head := rg.Head
+	if rg.Worktree {
+		head = ""
+	}
+	c.Packet, err = evidence.Build(c.RawDiff, ef, evidence.Options{
+		Repository: c.Repository, BaseSHA: rg.DiffBase, HeadSHA: head, MaxItems: o.MaxItems})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// untracked turns untracked files into "added" diff files, so a work-tree
+// review sees new files that are not staged yet.
+func untracked(ctx context.Context, r *git.Runner, root string, paths []string) ([]*diff.File, []byte, error) {
+	names, err := r.UntrackedFiles(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []*diff.File
+	var raw bytes.Buffer
+	for _, n := range names {
+		if len(paths) > 0 && !underAny(n, paths) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(n)))
+		if err != nil {
+			continue // vanished or unreadable: git will not see it either
+		}
+		f := &diff.File{NewPath: n, OldPath: n, Status: diff.Added, NewMode: "100644"}
+		if bytes.IndexByte(data, 0) >= 0 {
+			f.Binary = true
+		} else if len(data) > 0 {
+			lines := splitLines(data)
+			h := diff.Hunk{NewStart: 1, NewLines: len(lines)}
+			for i, l := range lines {
+				h.Lines = append(h.Lines, diff.Line{Kind: '+', Text: l, NewNo: i + 1})
+			}
+			f.Hunks = []diff.Hunk{h}
+		}
+		fmt.Fprintf(&raw, "untracked %s %d\n", n, len(data))
+		raw.Write(data)
+		files = append(files, f)
+	}
+	return files, raw.Bytes(), nil
+}
+
+func underAny(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		pre = strings.TrimSuffix(pre, "/")
+		if p == pre || strings.HasPrefix(p, pre+"/") || pre == "." {
+			return true
+		}
+	}
+	return false
+}
+
+// splitLines splits content into lines without their terminators.
+func splitLines(data []byte) []string {
+	s := string(data)
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return []string{}
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// repositoryID names the repository: the origin URL without scheme,
+// credentials and ".git" (github.com/owner/repo), else the directory name.
+func repositoryID(ctx context.Context, r *git.Runner, root string) string {
+	out, err := r.Run(ctx, "config", "--get", "remote.origin.url")
+	if u := strings.TrimSpace(string(out)); err == nil && u != "" {
+		if id := normalizeRemote(u); id != "" {
+			return id
+		}
+	}
+	return path.Base(filepath.ToSlash(root))
+}
+
+func normalizeRemote(u string) string {
+	u = strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git")
+	if strings.Contains(u, "://") {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSuffix(pu.Host+pu.Path, "/")
+	}
+	// scp-like: git@github.com:owner/repo
+	if at := strings.Index(u, "@"); at >= 0 {
+		u = u[at+1:]
+	}
+	return strings.Replace(u, ":", "/", 1)
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
