@@ -1,0 +1,392 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/diffpalhq/diffpal/internal/qa/store"
+)
+
+// Open errors, wrapped with the path and the detail; test with errors.Is.
+var (
+	// ErrUnsupportedSchema: the file is not a session store this build can
+	// read (unknown or newer schema version, duplicate metadata rows,
+	// foreign tables, or not an SQLite database at all). The file is left
+	// untouched.
+	ErrUnsupportedSchema = errors.New("unsupported session store schema")
+	// ErrInvalidData: a row failed validation at start-up, or the database
+	// failed its integrity check. Nothing was changed.
+	ErrInvalidData = errors.New("session store contains invalid session data")
+	// ErrCapacity: more active rows than WithMaxSessions allows. Nothing was
+	// changed.
+	ErrCapacity = errors.New("session store exceeds the configured active session limit")
+)
+
+// Store is a store.Store kept in an SQLite database file. It is safe for
+// concurrent use, and several Stores (in this or other processes) may share
+// one file.
+type Store struct {
+	db       *sql.DB
+	path     string
+	opts     options
+	recovery Recovery
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Recovery says what start-up did to the rows it found.
+type Recovery struct {
+	Loaded           int      // rows present when the store was opened
+	RemovedFinalized []string // run ids removed because they were finalized (WithRemoveFinalized)
+	RemovedExpired   []string // run ids removed because they had expired
+	Evicted          []string // terminal run ids evicted to fit WithMaxSessions
+}
+
+// Open opens (creating if needed) the session store at path, enforces the
+// file rules, migrates or creates the schema, and runs start-up recovery;
+// see the package documentation. ctx bounds Open only.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if path == "" {
+		return nil, errors.New("qa sqlite store: empty path")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	checked, err := prepareFile(path)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("qa sqlite store %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs, o.busyTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("qa sqlite store %s: %w", path, err)
+	}
+	// One connection per Store: writers in this process queue in
+	// database/sql instead of spinning in SQLite's busy handler, and the
+	// connection (with its pragmas) lives as long as the Store. Other
+	// processes are serialised by SQLite's file locks and the busy timeout.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	s := &Store{db: db, path: path, opts: o}
+	if err := s.start(ctx, checked); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn builds the connection URI. mode=rw stops SQLite from creating the file
+// itself (with its default 0644) should it vanish after prepareFile.
+//
+// Journal: the rollback journal (DELETE) with synchronous=FULL. Both it and
+// WAL are durable at COMMIT with FULL; the rollback journal was chosen
+// because at rest the store is the single 0600 file the recovery rules talk
+// about (WAL keeps -wal and a memory-mapped -shm beside it for as long as
+// any connection is open), because it needs no shared memory (so it does not
+// silently misbehave on network file systems), and because a read-only
+// inspection (the doctor) can open it without write access to the
+// directory. The cost, readers blocking the writer briefly, is irrelevant
+// at the store's size (≤ max_sessions rows).
+//
+// _txlock=immediate makes every write transaction take the write lock at
+// BEGIN, under the busy timeout, so two writers never deadlock upgrading
+// read locks (which SQLite reports as an immediate SQLITE_BUSY).
+func dsn(abs string, busy time.Duration) string {
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(DELETE)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "trusted_schema(OFF)")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Recovery returns what start-up did.
+func (s *Store) Recovery() Recovery { return s.recovery }
+
+// Close closes the database. Acknowledged writes are already on disk.
+func (s *Store) Close() error { return s.db.Close() }
+
+const columns = `run_id, revision, status, finalized, expires_at_unix_ns, payload`
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, runID string) (store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Record{}, err
+	}
+	row := s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM qa_sessions WHERE run_id = ?`, runID)
+	rec, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Record{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Record{}, s.wrap("get", runID, err)
+	}
+	return rec, nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM qa_sessions ORDER BY run_id`)
+	if err != nil {
+		return nil, s.wrap("list", "", err)
+	}
+	out, err := scanAll(rows)
+	if err != nil {
+		return nil, s.wrap("list", "", err)
+	}
+	return out, nil
+}
+
+// Put implements store.Store. The record is checked (and passed to the
+// Validate hook) before anything is written, so a record that start-up
+// would refuse never reaches the file.
+func (s *Store) Put(ctx context.Context, rec store.Record, expected int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	exp, err := s.checkWrite(rec)
+	if err != nil {
+		return err
+	}
+	payload := rec.Payload
+	if payload == nil {
+		payload = []byte{} // NOT NULL; an empty payload reads back as empty
+	}
+	return s.inTx(ctx, "put", rec.RunID, func(tx *sql.Tx) error {
+		if expected == store.Absent {
+			res, err := tx.ExecContext(ctx, `INSERT INTO qa_sessions (`+columns+`) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (run_id) DO NOTHING`,
+				rec.RunID, rec.Revision, rec.Status, rec.Finalized, exp, payload)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return orElse(err, store.ErrConflict)
+			}
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE qa_sessions
+			SET revision = ?, status = ?, finalized = ?, expires_at_unix_ns = ?, payload = ?
+			WHERE run_id = ? AND revision = ?`,
+			rec.Revision, rec.Status, rec.Finalized, exp, payload, rec.RunID, expected)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return orElse(err, missingOrConflict(ctx, tx, rec.RunID))
+		}
+		return nil
+	})
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, runID string, expected int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, "delete", runID, func(tx *sql.Tx) error {
+		if expected == store.AnyRevision {
+			_, err := tx.ExecContext(ctx, `DELETE FROM qa_sessions WHERE run_id = ?`, runID)
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM qa_sessions WHERE run_id = ? AND revision = ?`, runID, expected)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return orElse(err, missingOrConflict(ctx, tx, runID))
+		}
+		return nil
+	})
+}
+
+// orElse returns err when set, else fallback.
+func orElse(err, fallback error) error {
+	if err != nil {
+		return err
+	}
+	return fallback
+}
+
+// missingOrConflict tells, inside the write transaction that just matched
+// no row, whether the record is absent or at another revision.
+func missingOrConflict(ctx context.Context, tx *sql.Tx, runID string) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM qa_sessions WHERE run_id = ?`, runID).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.ErrNotFound
+	case err != nil:
+		return err
+	default:
+		return store.ErrConflict
+	}
+}
+
+// inTx runs fn in a BEGIN IMMEDIATE transaction and commits. Any error
+// rolls back, so a failed write changes nothing; with synchronous=FULL a
+// nil return means the change is on disk.
+func (s *Store) inTx(ctx context.Context, op, runID string, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(op, runID, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return s.wrap(op, runID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap(op, runID, err)
+	}
+	return nil
+}
+
+func (s *Store) wrap(op, runID string, err error) error {
+	if runID != "" {
+		return fmt.Errorf("qa sqlite store %s: %s %q: %w", s.path, op, runID, err)
+	}
+	return fmt.Errorf("qa sqlite store %s: %s: %w", s.path, op, err)
+}
+
+// checkWrite refuses records that could not be stored faithfully or that
+// start-up would refuse, and returns the encoded expiry.
+func (s *Store) checkWrite(rec store.Record) (sql.NullInt64, error) {
+	exp, err := encodeExpiry(rec.ExpiresAt)
+	if err == nil {
+		err = checkRecord(rec)
+	}
+	if err == nil && s.opts.validate != nil {
+		err = s.opts.validate(rec)
+	}
+	if err != nil {
+		return sql.NullInt64{}, fmt.Errorf("qa sqlite store %s: put %q: refused: %w", s.path, rec.RunID, err)
+	}
+	return exp, nil
+}
+
+// checkRecord is the structural check applied on write and at start-up.
+func checkRecord(rec store.Record) error {
+	switch {
+	case rec.RunID == "":
+		return errors.New("empty run_id")
+	case !utf8.ValidString(rec.RunID) || !utf8.ValidString(rec.Status):
+		return errors.New("run_id and status must be valid UTF-8")
+	case rec.Revision < 0:
+		return fmt.Errorf("revision %d is negative", rec.Revision)
+	}
+	return nil
+}
+
+// Expiry is stored as Unix nanoseconds so that it round-trips exactly and
+// compares as an integer; NULL stands for the zero time.
+var (
+	minExpiry = time.Unix(0, math.MinInt64)
+	maxExpiry = time.Unix(0, math.MaxInt64)
+)
+
+func encodeExpiry(t time.Time) (sql.NullInt64, error) {
+	if t.IsZero() {
+		return sql.NullInt64{}, nil
+	}
+	if t.Before(minExpiry) || t.After(maxExpiry) {
+		return sql.NullInt64{}, fmt.Errorf("expires_at %s is outside the storable range %s..%s",
+			t.UTC().Format(time.RFC3339), minExpiry.UTC().Format(time.RFC3339), maxExpiry.UTC().Format(time.RFC3339))
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}, nil
+}
+
+func decodeExpiry(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, v.Int64).UTC()
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanRecord(row scanner) (store.Record, error) {
+	var (
+		r         store.Record
+		finalized int64
+		exp       sql.NullInt64
+	)
+	// Scanning into *[]byte copies, so callers never share driver memory.
+	if err := row.Scan(&r.RunID, &r.Revision, &r.Status, &finalized, &exp, &r.Payload); err != nil {
+		return store.Record{}, err
+	}
+	if finalized != 0 && finalized != 1 {
+		return store.Record{}, fmt.Errorf("finalized is %d, want 0 or 1", finalized)
+	}
+	r.Finalized = finalized == 1
+	r.ExpiresAt = decodeExpiry(exp)
+	return r, nil
+}
+
+func scanAll(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	out := []store.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// sqliteCode returns the primary SQLite result code of err, or 0.
+func sqliteCode(err error) int {
+	var e *msqlite.Error
+	if errors.As(err, &e) {
+		return e.Code() & 0xff
+	}
+	return 0
+}
+
+// fileChanged reports whether path no longer names the file prepareFile
+// checked, or is no longer a regular 0600 file.
+func fileChanged(path string, checked os.FileInfo) error {
+	now, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("qa sqlite store %s: %w", path, err)
+	}
+	if err := checkRegular(path, now); err != nil {
+		return err
+	}
+	if !os.SameFile(checked, now) {
+		return fmt.Errorf("qa sqlite store %s: the file was replaced while the store was opening; refusing it", path)
+	}
+	return nil
+}
