@@ -66,7 +66,17 @@ type Error struct {
 	Code   Code
 	Field  string
 	Detail string
+	// cause is kept for errors.Is/As and server logs but never enters the
+	// text: store failures must not show hosts database paths or driver
+	// messages.
+	cause error
 }
+
+// Unwrap returns the underlying cause (store and context errors).
+func (e *Error) Unwrap() error { return e.cause }
+
+// storeError wraps a store failure without exposing its text.
+func storeError(c Code, err error) *Error { return &Error{Code: c, cause: err} }
 
 func (e *Error) Error() string {
 	var b strings.Builder

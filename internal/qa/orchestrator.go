@@ -146,6 +146,30 @@ type loaded struct {
 	revision  int64
 }
 
+// ValidateRecord checks that a stored row holds a session this version can
+// load and that the row's columns agree with its payload; persistent stores
+// call it for every row at start-up (sqlite.WithValidate).
+func ValidateRecord(rec store.Record) error {
+	l, err := decodeRecord(rec)
+	if err != nil {
+		return err
+	}
+	s := l.sess
+	switch {
+	case s.Revision != rec.Revision:
+		return newError(CodeInvalidSessionData, "", fmt.Sprintf("run %s: revision column %d, payload %d", rec.RunID, rec.Revision, s.Revision))
+	case string(s.Status) != rec.Status:
+		return newError(CodeInvalidSessionData, "", fmt.Sprintf("run %s: status column %q, payload %q", rec.RunID, rec.Status, s.Status))
+	case l.finalized != rec.Finalized:
+		return newError(CodeInvalidSessionData, "", "run "+rec.RunID+": finalized flag disagrees with payload")
+	case !s.ExpiresAt.Equal(rec.ExpiresAt):
+		return newError(CodeInvalidSessionData, "", "run "+rec.RunID+": expiry disagrees with payload")
+	case !slices.Contains([]Status{StatusActive, StatusAwaitingHostOutcome, StatusCompleted, StatusPartial, StatusBlocked}, s.Status):
+		return newError(CodeInvalidSessionData, "", "run "+rec.RunID+": unknown status")
+	}
+	return nil
+}
+
 func decodeRecord(rec store.Record) (loaded, error) {
 	var p persisted
 	if err := json.Unmarshal(rec.Payload, &p); err != nil || p.Session.RunID != rec.RunID || p.Format != 1 {
@@ -159,7 +183,7 @@ func decodeRecord(rec store.Record) (loaded, error) {
 func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expected int64) (Session, error) {
 	payload, err := json.Marshal(persisted{Format: 1, Finalized: finalized, Session: s})
 	if err != nil {
-		return Session{}, newError(CodeStoreWrite, "", err.Error())
+		return Session{}, storeError(CodeStoreWrite, err)
 	}
 	rec := store.Record{RunID: s.RunID, Revision: s.Revision, Status: string(s.Status), Finalized: finalized,
 		ExpiresAt: s.ExpiresAt, Payload: payload}
@@ -167,7 +191,7 @@ func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expe
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			return Session{}, err
 		}
-		return Session{}, newError(CodeStoreWrite, "", err.Error())
+		return Session{}, storeError(CodeStoreWrite, err)
 	}
 	l, err := decodeRecord(rec)
 	return l.sess, err
@@ -178,7 +202,7 @@ func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expe
 func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([]store.Record, error) {
 	recs, err := o.store.List(ctx)
 	if err != nil {
-		return nil, newError(CodeStoreRead, "", err.Error())
+		return nil, storeError(CodeStoreRead, err)
 	}
 	live := recs[:0]
 	for _, r := range recs {
@@ -188,7 +212,7 @@ func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([
 		}
 		if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
 			!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-			return nil, newError(CodeStoreUpdate, "", err.Error())
+			return nil, storeError(CodeStoreUpdate, err)
 		}
 	}
 	return live, nil
@@ -204,7 +228,7 @@ func (o *Orchestrator) lookup(ctx context.Context, runID string, now time.Time) 
 		return loaded{}, errCode(CodeUnknownRunID)
 	}
 	if err != nil {
-		return loaded{}, newError(CodeStoreRead, "", err.Error())
+		return loaded{}, storeError(CodeStoreRead, err)
 	}
 	l, err := decodeRecord(rec)
 	if err != nil {
@@ -270,7 +294,7 @@ func (o *Orchestrator) Start(ctx context.Context, in StartInput) (Session, error
 		terminal = terminal[1:]
 		if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
 			!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-			return Session{}, newError(CodeStoreUpdate, "", err.Error())
+			return Session{}, storeError(CodeStoreUpdate, err)
 		}
 		total--
 	}
@@ -321,7 +345,7 @@ func (o *Orchestrator) List(ctx context.Context) (ListOutput, error) {
 	now := o.clock()
 	recs, err := o.store.List(ctx)
 	if err != nil {
-		return ListOutput{}, newError(CodeStoreRead, "", err.Error())
+		return ListOutput{}, storeError(CodeStoreRead, err)
 	}
 	out := ListOutput{Sessions: []Summary{}, ReadOnly: true, HostOwnsDecisions: true}
 	for _, r := range recs {
@@ -776,7 +800,7 @@ func (o *Orchestrator) Delete(ctx context.Context, in DeleteInput) (DeleteOutput
 			return done, nil
 		}
 		if err != nil {
-			return DeleteOutput{}, newError(CodeStoreRead, "", err.Error())
+			return DeleteOutput{}, storeError(CodeStoreRead, err)
 		}
 		expired := !rec.ExpiresAt.After(o.clock())
 		if in.ExpectedRevision != nil && !expired && *in.ExpectedRevision != rec.Revision {
@@ -789,7 +813,7 @@ func (o *Orchestrator) Delete(ctx context.Context, in DeleteInput) (DeleteOutput
 		case errors.Is(err, store.ErrConflict):
 			continue
 		default:
-			return DeleteOutput{}, newError(CodeStoreUpdate, "", err.Error())
+			return DeleteOutput{}, storeError(CodeStoreUpdate, err)
 		}
 	}
 	return DeleteOutput{}, newError(CodeRevisionConflict, "", "the session kept changing concurrently; retry")

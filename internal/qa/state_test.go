@@ -618,3 +618,50 @@ func TestConcurrentReplicaWrites(t *testing.T) {
 		})
 	}
 }
+
+// Store failures reach hosts as the fixed phrase only: no paths or driver
+// messages, while errors.Is still sees the cause.
+func TestStoreErrorsDoNotLeak(t *testing.T) {
+	secret := errors.New("open /srv/private/qa.db: disk I/O error")
+	e := storeError(CodeStoreWrite, secret)
+	if e.Error() != string(CodeStoreWrite) {
+		t.Errorf("text = %q", e.Error())
+	}
+	if !errors.Is(e, secret) || !errors.Is(e, CodeStoreWrite) {
+		t.Error("cause and code must both match errors.Is")
+	}
+}
+
+func TestValidateRecord(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	o, err := New(Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := o.Start(ctx, StartInput{TaskType: TaskOrdinaryReview})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get(ctx, s.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateRecord(rec); err != nil {
+		t.Fatalf("valid row rejected: %v", err)
+	}
+	for name, mutate := range map[string]func(*store.Record){
+		"revision":  func(r *store.Record) { r.Revision++ },
+		"status":    func(r *store.Record) { r.Status = "completed" },
+		"finalized": func(r *store.Record) { r.Finalized = !r.Finalized },
+		"expiry":    func(r *store.Record) { r.ExpiresAt = r.ExpiresAt.Add(time.Second) },
+		"payload":   func(r *store.Record) { r.Payload = []byte("{}") },
+		"run id":    func(r *store.Record) { r.RunID = "qar-00000000000000000000000000000000" },
+	} {
+		bad := rec.Clone()
+		mutate(&bad)
+		if err := ValidateRecord(bad); !errors.Is(err, CodeInvalidSessionData) {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
