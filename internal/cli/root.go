@@ -67,6 +67,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		NewCmdSarif(ios, nil),
 		NewCmdSchema(ios, nil),
 		NewCmdVersion(ios, nil),
+		NewCmdMcp(ios, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

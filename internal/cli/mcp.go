@@ -1,0 +1,420 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/buildinfo"
+	"github.com/diffpalhq/diffpal/internal/mcpserver"
+	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/qa/store"
+	"github.com/diffpalhq/diffpal/internal/qa/store/sqlite"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Environment variables of `diffpal mcp`; a flag wins over its variable.
+const (
+	envMcpTTL         = "DIFFPAL_MCP_TTL"
+	envMcpMaxSessions = "DIFFPAL_MCP_MAX_SESSIONS"
+	envMcpModelPolicy = "DIFFPAL_MCP_MODEL_POLICY"
+	envMcpModelMode   = "DIFFPAL_MCP_MODEL_MODE"
+	envMcpStore       = "DIFFPAL_MCP_STORE"
+	envMcpHTTP        = "DIFFPAL_MCP_HTTP"
+	envMcpTokenEnv    = "DIFFPAL_MCP_TOKEN_ENV"
+	envMcpMaxBody     = "DIFFPAL_MCP_MAX_BODY"
+)
+
+// maxPolicyFileBytes bounds the model-policy file; real ones are < 1 KiB.
+const maxPolicyFileBytes = 1 << 20
+
+// McpOptions are the inputs of `diffpal mcp`. Settings are kept as the raw
+// text of the flag or environment variable so that every problem names
+// where the value came from.
+type McpOptions struct {
+	IO *IOStreams
+	// Getenv reads the environment (os.Getenv unless a test injects one).
+	Getenv func(string) string
+	// Clock is the sessions' clock (time.Now when nil).
+	Clock func() time.Time
+
+	TTL         string
+	MaxSessions string
+	ModelPolicy string
+	ModelMode   string
+	Store       string
+	HTTP        string
+	TokenEnv    string
+	MaxBody     string
+
+	// changed records which flags were given on the command line.
+	changed map[string]bool
+	// ready, when set, is told the HTTP listen address once it is bound.
+	ready func(addr net.Addr)
+}
+
+// NewCmdMcp builds `diffpal mcp`.
+func NewCmdMcp(ios *IOStreams, runF func(*McpOptions) error) *cobra.Command {
+	opts := &McpOptions{IO: ios, Getenv: os.Getenv}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the QA orchestration tools over MCP (stdio or HTTP)",
+		Long: `Serve diffpal's QA orchestration tools to an agent host over the Model
+Context Protocol: prepare, catalog, model policy, start, advance, get, list,
+finish, delete and export_qa_findings (a findings bundle from a finished
+review-bound session).
+
+The server speaks stdio by default. --http ADDR serves streamable HTTP at
+http://ADDR/mcp instead, stateless, so any replica sharing the store can
+answer any call. Browser requests from another origin, and requests that
+reached a loopback address under a foreign Host name (DNS rebinding), are
+refused. --token-env NAME makes every HTTP request carry
+"Authorization: Bearer $NAME"; it is required before a non-loopback address
+is bound. The server makes no network call of its own.
+
+Sessions live in the store: memory (default; gone when the process exits) or
+sqlite:PATH (a 0600 file, recovered on restart, shareable between processes).
+They expire --ttl after their last change; at most --max-sessions are active.
+
+The model-policy file is the JSON object
+  {"provider": "openai", "triage_model": "...", "primary_model": "...",
+   "deep_model": "...", "synthesis_model": "...", "triage_reasoning": "...",
+   "primary_reasoning": "...", "deep_reasoning": "...", "synthesis_reasoning": "..."}
+optionally with "mode": "host_default" (sessions then tell hosts to use their
+own model; the model keys may be omitted) or "mode": "configured".
+--model-mode overrides the file's mode.
+
+Every flag has an environment variable (the flag wins): DIFFPAL_MCP_TTL,
+DIFFPAL_MCP_MAX_SESSIONS, DIFFPAL_MCP_MODEL_POLICY, DIFFPAL_MCP_MODEL_MODE,
+DIFFPAL_MCP_STORE, DIFFPAL_MCP_HTTP, DIFFPAL_MCP_TOKEN_ENV,
+DIFFPAL_MCP_MAX_BODY. Invalid settings exit 2 before anything is served.`,
+		Example: `  # stdio, for a host that launches the server (Claude Code, Codex, ...)
+  diffpal mcp
+
+  # keep sessions across restarts, hosts choose their own models
+  diffpal mcp --store sqlite:.artifacts/diffpal/qa.db --model-mode host_default
+
+  # streamable HTTP on loopback
+  diffpal mcp --http 127.0.0.1:8765
+
+  # on all interfaces: a bearer token is required
+  export DIFFPAL_MCP_TOKEN=$(openssl rand -hex 32)
+  diffpal mcp --http 0.0.0.0:8765 --token-env DIFFPAL_MCP_TOKEN
+
+  # longer sessions, more of them, a larger request limit
+  diffpal mcp --ttl 2h --max-sessions 500 --max-body 8MiB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.changed = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
+			if runF != nil {
+				return runF(opts)
+			}
+			return mcpRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.TTL, "ttl", "", "session lifetime after its last change: a duration (30m, 2h) or seconds (default 1800)")
+	f.StringVar(&opts.MaxSessions, "max-sessions", "", "most sessions held at once (default 100)")
+	f.StringVar(&opts.ModelPolicy, "model-policy", "", "model-policy JSON file (default: the built-in policy)")
+	f.StringVar(&opts.ModelMode, "model-mode", "", "model policy handed to hosts: configured or host_default (default: the file's mode, else configured)")
+	f.StringVar(&opts.Store, "store", "", "session store: memory or sqlite:PATH (default memory)")
+	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on HOST:PORT instead of stdio")
+	f.StringVar(&opts.TokenEnv, "token-env", "", "name of the environment variable holding the HTTP bearer token")
+	f.StringVar(&opts.MaxBody, "max-body", "", "largest request (HTTP body, tool arguments): bytes or with KiB/MiB (default 4MiB)")
+	_ = cmd.RegisterFlagCompletionFunc("model-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{qa.PolicyModeConfigured, qa.PolicyModeHostDefault}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// mcpConfig is the validated form of McpOptions.
+type mcpConfig struct {
+	ttl         time.Duration
+	maxSessions int
+	policy      mcpserver.ModelPolicy
+	storeSpec   string
+	httpAddr    string
+	token       string
+	maxBody     int64
+}
+
+// setting is one option's raw value and where it came from ("--ttl" or
+// "DIFFPAL_MCP_TTL"); src is empty when neither was set.
+type setting struct{ val, src string }
+
+func (o *McpOptions) pick(flag, flagVal, env string) setting {
+	if o.changed[flag] {
+		return setting{flagVal, "--" + flag}
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv(env); v != "" {
+		return setting{v, env}
+	}
+	return setting{}
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// resolve validates every setting; errors are usage errors naming the flag
+// or variable.
+func (o *McpOptions) resolve() (mcpConfig, error) {
+	cfg := mcpConfig{ttl: qa.DefaultTTL, maxSessions: qa.DefaultMaxSessions, storeSpec: "memory",
+		maxBody: mcpserver.DefaultMaxRequestBytes, policy: mcpserver.ModelPolicy{Selection: qa.DefaultModelSelection()}}
+
+	if s := o.pick("ttl", o.TTL, envMcpTTL); s.src != "" {
+		d, err := parseTTL(s.val)
+		if err != nil {
+			return cfg, usageErr("invalid %s %q: %v", s.src, s.val, err)
+		}
+		cfg.ttl = d
+	}
+	if s := o.pick("max-sessions", o.MaxSessions, envMcpMaxSessions); s.src != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s.val))
+		if err != nil || n < 1 || n > 1_000_000 {
+			return cfg, usageErr("invalid %s %q: want a whole number from 1 to 1000000", s.src, s.val)
+		}
+		cfg.maxSessions = n
+	}
+	if s := o.pick("max-body", o.MaxBody, envMcpMaxBody); s.src != "" {
+		n, err := parseSize(s.val)
+		if err != nil {
+			return cfg, usageErr("invalid %s %q: %v", s.src, s.val, err)
+		}
+		cfg.maxBody = n
+	}
+	if s := o.pick("model-policy", o.ModelPolicy, envMcpModelPolicy); s.src != "" {
+		p, err := loadModelPolicy(s.val)
+		if err != nil {
+			return cfg, usageErr("invalid %s %s: %v", s.src, s.val, err)
+		}
+		cfg.policy = p
+	}
+	if s := o.pick("model-mode", o.ModelMode, envMcpModelMode); s.src != "" {
+		switch s.val {
+		case qa.PolicyModeConfigured:
+			cfg.policy.HostDefault = false
+		case qa.PolicyModeHostDefault:
+			cfg.policy.HostDefault = true
+		default:
+			return cfg, usageErr("invalid %s %q: want %s or %s", s.src, s.val, qa.PolicyModeConfigured, qa.PolicyModeHostDefault)
+		}
+	}
+	if s := o.pick("store", o.Store, envMcpStore); s.src != "" {
+		if err := checkStoreSpec(s.val); err != nil {
+			return cfg, usageErr("invalid %s %q: %v", s.src, s.val, err)
+		}
+		cfg.storeSpec = s.val
+	}
+	httpSet := o.pick("http", o.HTTP, envMcpHTTP)
+	tokenEnv := o.pick("token-env", o.TokenEnv, envMcpTokenEnv)
+	if tokenEnv.src != "" {
+		if httpSet.src == "" {
+			return cfg, usageErr("%s applies to HTTP only: add --http ADDR, or drop it for stdio", tokenEnv.src)
+		}
+		name := tokenEnv.val
+		if !envNameRE.MatchString(name) {
+			return cfg, usageErr("invalid %s %q: want an environment variable name such as DIFFPAL_MCP_TOKEN", tokenEnv.src, name)
+		}
+		getenv := o.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cfg.token = strings.TrimSpace(getenv(name))
+		if cfg.token == "" {
+			return cfg, usageErr("%s names %s, but %s is unset or empty: export the bearer token in it", tokenEnv.src, name, name)
+		}
+		if len(cfg.token) < 16 {
+			return cfg, usageErr("the bearer token in %s (from %s) is %d characters: use at least 16", name, tokenEnv.src, len(cfg.token))
+		}
+	}
+	if httpSet.src != "" {
+		loopback, err := mcpserver.IsLoopbackAddr(httpSet.val)
+		if err != nil {
+			return cfg, usageErr("invalid %s %q: %v", httpSet.src, httpSet.val, err)
+		}
+		if !loopback && cfg.token == "" {
+			return cfg, usageErr("%s %s would accept connections from other machines without authentication: "+
+				"set --token-env NAME (the environment variable holding a bearer token), or bind 127.0.0.1", httpSet.src, httpSet.val)
+		}
+		cfg.httpAddr = httpSet.val
+	}
+	return cfg, nil
+}
+
+// parseTTL accepts a Go duration or a whole number of seconds.
+func parseTTL(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 1 || n > math.MaxInt64/int64(time.Second) {
+			return 0, errors.New("want a positive duration (30m, 2h) or number of seconds")
+		}
+		d = time.Duration(n) * time.Second
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, errors.New("want a duration (30m, 2h) or a number of seconds")
+	}
+	if d < time.Second {
+		return 0, errors.New("want at least 1s")
+	}
+	return d, nil
+}
+
+// parseSize accepts bytes or a number with a B, KiB, MiB or GiB suffix.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	const minSize, maxSize = 1 << 10, 1 << 30
+	if err != nil || n < 1 || n > maxSize/mult || n*mult < minSize {
+		return 0, errors.New("want a size from 1KiB to 1GiB, in bytes or with a KiB, MiB or GiB suffix")
+	}
+	return n * mult, nil
+}
+
+func loadModelPolicy(path string) (mcpserver.ModelPolicy, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return mcpserver.ModelPolicy{}, errors.New("no such file")
+		}
+		return mcpserver.ModelPolicy{}, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return mcpserver.ModelPolicy{}, err
+	} else if !fi.Mode().IsRegular() {
+		return mcpserver.ModelPolicy{}, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFileBytes+1))
+	if err != nil {
+		return mcpserver.ModelPolicy{}, err
+	}
+	if len(data) > maxPolicyFileBytes {
+		return mcpserver.ModelPolicy{}, fmt.Errorf("larger than %d bytes", maxPolicyFileBytes)
+	}
+	return mcpserver.ParseModelPolicy(data)
+}
+
+// checkStoreSpec validates a --store value without opening anything.
+func checkStoreSpec(spec string) error {
+	switch {
+	case spec == "memory":
+		return nil
+	case strings.HasPrefix(spec, "sqlite:"):
+		if strings.TrimPrefix(spec, "sqlite:") == "" {
+			return errors.New("sqlite: needs a file path, as in sqlite:.artifacts/diffpal/qa.db")
+		}
+		return nil
+	}
+	return errors.New("want memory or sqlite:PATH")
+}
+
+// openStore opens the session store a --store value names. The returned
+// close function is never nil.
+func openStore(ctx context.Context, spec string, maxSessions int, clock func() time.Time) (store.Store, func() error, error) {
+	if err := checkStoreSpec(spec); err != nil {
+		return nil, nil, err
+	}
+	if spec == "memory" {
+		return store.NewMemory(), func() error { return nil }, nil
+	}
+	st, err := sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"),
+		sqlite.WithMaxSessions(maxSessions), sqlite.WithClock(clock), sqlite.WithValidate(qa.ValidateRecord))
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, st.Close, nil
+}
+
+func mcpRun(ctx context.Context, opts *McpOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := opts.resolve()
+	if err != nil {
+		return err
+	}
+	clock := opts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, closeStore, err := openStore(ctx, cfg.storeSpec, cfg.maxSessions, clock)
+	if err != nil {
+		return usageErr("--store %s: %v", cfg.storeSpec, err)
+	}
+	defer closeStore()
+	orch, err := qa.New(qa.Config{Store: st, Clock: clock, TTL: cfg.ttl, MaxSessions: cfg.maxSessions,
+		ModelSelection: &cfg.policy.Selection, HostDefaultModel: cfg.policy.HostDefault})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	srv, err := mcpserver.New(orch, mcpserver.Options{Version: buildinfo.Get().Version,
+		MaxRequestBytes: cfg.maxBody, Logger: logger})
+	if err != nil {
+		return ioErr(err)
+	}
+	if cfg.httpAddr == "" {
+		t := &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out},
+			// The frame cap stops a runaway line; the per-call argument
+			// limit (a tool error) is enforced by the server below it.
+			MaxLineLength: int(max(2*cfg.maxBody, mcp.DefaultMaxLineLength))}
+		err := srv.Run(ctx, t)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return ioErr(fmt.Errorf("mcp stdio: %w", err))
+		}
+		return nil
+	}
+	h, err := mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{Token: cfg.token, MaxBodyBytes: cfg.maxBody, Logger: logger})
+	if err != nil {
+		return ioErr(err)
+	}
+	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		return usageErr("--http %s: %v", cfg.httpAddr, err)
+	}
+	auth := "no token (loopback only)"
+	if cfg.token != "" {
+		auth = "bearer token required"
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "diffpal mcp: serving http://%s%s (stateless; %s)\n", ln.Addr(), mcpserver.HTTPPath, auth)
+	if opts.ready != nil {
+		opts.ready(ln.Addr())
+	}
+	err = mcpserver.ServeHTTP(ctx, ln, h)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return ioErr(fmt.Errorf("mcp http: %w", err))
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
