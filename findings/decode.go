@@ -894,6 +894,8 @@ func (d *decoder) finding(f *Finding, i int) (ok, valid bool) {
 			f.Blocking = d.boolean()
 		case fProvider:
 			f.Provider = d.str()
+		case fRuleID:
+			f.RuleID = d.str()
 		default:
 			d.skip()
 		}

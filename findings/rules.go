@@ -53,7 +53,7 @@ const (
 // cannot drift apart silently.
 var fieldNames = [nKinds][]string{
 	kBundle:     {"version", "review_id", "base_sha", "head_sha", "repo", "language", "prompt", "inspection", "change_summary", "review_result", "files", "fingerprint_version", "gate", "findings"},
-	kFinding:    {"id", "review_id", "stable_id", "category", "severity", "confidence", "path", "start_line", "end_line", "changed_span", "supporting_span", "title", "message", "evidence", "impact", "suggestion", "blocking", "provider"},
+	kFinding:    {"id", "review_id", "stable_id", "category", "severity", "confidence", "path", "start_line", "end_line", "changed_span", "supporting_span", "title", "message", "evidence", "impact", "suggestion", "blocking", "provider", "rule_id"},
 	kSpan:       {"path", "start_line", "end_line", "side"},
 	kEvidence:   {"anchor", "reasoning_basis", "source"},
 	kImpact:     {"summary", "scope"},
@@ -99,6 +99,7 @@ const (
 	fSuggestion
 	fBlocking
 	fProvider
+	fRuleID
 )
 
 const (

@@ -77,6 +77,7 @@ type Finding struct {
 	ID             string    `json:"id"`
 	ReviewID       string    `json:"review_id"`
 	StableID       string    `json:"stable_id,omitempty"`
+	RuleID         string    `json:"rule_id,omitempty"`
 	Category       string    `json:"category"`
 	Severity       Severity  `json:"severity"`
 	Confidence     float64   `json:"confidence"`

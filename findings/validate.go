@@ -273,6 +273,7 @@ func (v *validator) finding(f *Finding, i int) {
 	}
 	v.str(kFinding, fSuggestion, f.Suggestion, s, bad, base)
 	v.str(kFinding, fProvider, f.Provider, s, bad, base)
+	v.str(kFinding, fRuleID, f.RuleID, s, bad, base)
 }
 
 func (v *validator) span(sp *Span, base loc, sideRequired bool) {
