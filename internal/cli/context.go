@@ -10,6 +10,7 @@ import (
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/spf13/cobra"
 )
@@ -150,4 +151,20 @@ func shortSHA(s string) string {
 		return "worktree"
 	}
 	return s
+}
+
+func bundleNames() []string {
+	var out []string
+	for _, b := range qa.Bundles() {
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func profileNames() []string {
+	var out []string
+	for _, p := range qa.Profiles() {
+		out = append(out, string(p))
+	}
+	return out
 }

@@ -60,6 +60,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	root.AddCommand(
+		NewCmdReview(ios, nil),
 		NewCmdContext(ios, nil),
 		NewCmdValidate(ios, nil),
 		NewCmdGate(ios, nil),

@@ -1,0 +1,120 @@
+package review
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/rules"
+)
+
+// Candidate is one possible finding a provider reports for a profile.
+type Candidate struct {
+	RuleID     string  `json:"rule_id,omitempty"`
+	Category   string  `json:"category"`
+	Severity   string  `json:"severity"`
+	Confidence float64 `json:"confidence"`
+	Title      string  `json:"title"`
+	Message    string  `json:"message"`
+	Impact     string  `json:"impact"`
+	Scope      string  `json:"impact_scope"`
+	Suggestion string  `json:"suggestion,omitempty"`
+	Path       string  `json:"path"`
+	StartLine  int     `json:"start_line"`
+	EndLine    int     `json:"end_line"`
+	// Side is LEFT for findings about removed lines (OldLine), else RIGHT.
+	OldLine int    `json:"old_line,omitempty"`
+	Source  string `json:"source"`
+	Snippet string `json:"snippet"`
+	Anchor  string `json:"anchor"`
+	// RuleProfile is the profile whose checklist produced the candidate.
+	RuleProfile string `json:"rule_profile"`
+}
+
+// ProfileRequest asks a provider to review the change as one profile.
+type ProfileRequest struct {
+	Profile qa.Profile
+	Route   qa.ReviewRoute
+	Change  *Change
+	Files   []*rules.File
+	// RuleProfiles are the checklists this session profile answers for:
+	// its own plus those of profiles the selected bundle does not contain.
+	RuleProfiles []string
+	// Deep is set for the deep-review pass.
+	Deep bool
+}
+
+// ProfileResult is a provider's answer.
+type ProfileResult struct {
+	Candidates []Candidate
+	Gaps       []string
+	Attempts   int
+	// InputTokens/OutputTokens are nil for providers without tokens.
+	InputTokens, OutputTokens *int64
+	Started, Completed        time.Time
+}
+
+// Provider reviews a change one profile at a time.
+type Provider interface {
+	Name() string
+	ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error)
+}
+
+// Builtin is the offline, deterministic rule-pack provider.
+type Builtin struct {
+	Rules *rules.Set
+	Now   func() time.Time
+
+	once sync.Once
+	hits []rules.Hit
+}
+
+// NewBuiltin loads the embedded packs plus any user packs.
+func NewBuiltin(extraPacks ...[]byte) (*Builtin, error) {
+	set, err := rules.Load(extraPacks...)
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Rules: set, Now: time.Now}, nil
+}
+
+// Name implements Provider.
+func (b *Builtin) Name() string { return "builtin" }
+
+// ReviewProfile runs every rule once per change (the first call) and then
+// hands each profile the hits of the checklists it answers for.
+func (b *Builtin) ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error) {
+	start := b.Now()
+	b.once.Do(func() {
+		for _, f := range req.Files {
+			b.hits = append(b.hits, b.Rules.MatchFile(f, nil)...)
+		}
+		b.hits = append(b.hits, b.Rules.MatchChange(req.Files, nil)...)
+	})
+	if err := ctx.Err(); err != nil {
+		return ProfileResult{}, err
+	}
+	want := map[string]bool{}
+	for _, p := range req.RuleProfiles {
+		want[p] = true
+	}
+	res := ProfileResult{Attempts: 1, Started: start}
+	for _, h := range b.hits {
+		if !want[h.Profile] {
+			continue
+		}
+		res.Candidates = append(res.Candidates, fromHit(h))
+	}
+	res.Completed = b.Now()
+	return res, nil
+}
+
+func fromHit(h rules.Hit) Candidate {
+	return Candidate{
+		RuleID: h.RuleID, Category: h.Category, Severity: h.Severity, Confidence: h.Confidence,
+		Title: h.Title, Message: h.Message, Impact: h.Impact, Scope: h.ImpactScope, Suggestion: h.Suggestion,
+		Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, OldLine: h.OldLine,
+		Source: h.Source, Snippet: h.Snippet, Anchor: h.Anchor, RuleProfile: h.Profile,
+	}
+}

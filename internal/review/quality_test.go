@@ -1,0 +1,36 @@
+package review
+
+import (
+	"context"
+	"testing"
+)
+
+// TestCorpusQuality runs the whole engine on the labelled corpus and fails
+// below precision 0.90 or recall 0.80 (bench/quality.sh prints the same
+// figures per language).
+func TestCorpusQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a git repository per corpus case")
+	}
+	q, err := EvaluateCorpus(context.Background(), "../rules/testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Positive < 60 || q.Negative < 40 {
+		t.Errorf("corpus too small: %d positive, %d negative cases (want >= 60 and >= 40)", q.Positive, q.Negative)
+	}
+	t.Logf("cases %d (%d positive, %d negative): TP %d FP %d FN %d precision %.3f recall %.3f",
+		q.Cases, q.Positive, q.Negative, q.TP, q.FP, q.FN, q.Precision(), q.Recall())
+	for _, m := range q.Misses {
+		t.Logf("missed: %s", m)
+	}
+	for _, x := range q.Extras {
+		t.Logf("extra:  %s", x)
+	}
+	if q.Precision() < 0.90 {
+		t.Errorf("precision %.3f < 0.90", q.Precision())
+	}
+	if q.Recall() < 0.80 {
+		t.Errorf("recall %.3f < 0.80", q.Recall())
+	}
+}

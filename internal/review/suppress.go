@@ -1,0 +1,91 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/scope"
+)
+
+// Ignore is a configured suppression. A reason is required: a suppression
+// nobody can explain is a finding nobody looked at.
+type Ignore struct {
+	Rule     string `json:"rule,omitempty" yaml:"rule"`
+	Category string `json:"category,omitempty" yaml:"category"`
+	Path     string `json:"path,omitempty" yaml:"path"`
+	Reason   string `json:"reason" yaml:"reason"`
+}
+
+func (ig Ignore) validate() error {
+	if strings.TrimSpace(ig.Reason) == "" {
+		return errors.New("reason is required")
+	}
+	if ig.Rule == "" && ig.Category == "" && ig.Path == "" {
+		return errors.New("set at least one of rule, category or path")
+	}
+	return nil
+}
+
+func (ig Ignore) matches(c *candidate) bool {
+	return (ig.Rule == "" || ig.Rule == c.RuleID) &&
+		(ig.Category == "" || ig.Category == c.Category) &&
+		(ig.Path == "" || scope.Glob(ig.Path, c.Path))
+}
+
+// Suppressed records one suppressed candidate.
+type Suppressed struct {
+	RuleID   string `json:"rule_id"`
+	Category string `json:"category"`
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	By       string `json:"by"`
+	Reason   string `json:"reason"`
+}
+
+// inlineIgnore matches `diffpal:ignore TARGET[,TARGET...] [-- REASON]` in
+// any comment syntax.
+var inlineIgnore = regexp.MustCompile(`diffpal:ignore(?:\s+([A-Za-z0-9_.,*/-]+))?(?:\s+--\s*(.*))?`)
+
+func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
+	s := Suppressed{RuleID: c.RuleID, Category: c.Category, Path: c.Path, Line: c.StartLine}
+	for i, ig := range e.o.Ignores {
+		if ig.matches(c) {
+			s.By, s.Reason = fmt.Sprintf("config ignores[%d]", i), ig.Reason
+			return s, true
+		}
+	}
+	if c.side != "RIGHT" || f.Content == nil {
+		return s, false
+	}
+	// The flagged lines and the line just above them.
+	for ln := c.StartLine - 1; ln <= c.EndLine; ln++ {
+		if ln < 1 || ln > len(f.Content) {
+			continue
+		}
+		m := inlineIgnore.FindStringSubmatch(f.Content[ln-1])
+		if m == nil {
+			continue
+		}
+		targets, reason := m[1], strings.TrimSpace(m[2])
+		hit := targets == "" || targets == "*" || targets == "all"
+		for _, t := range strings.Split(targets, ",") {
+			if t == c.RuleID || t == c.Category {
+				hit = true
+			}
+		}
+		if !hit {
+			continue
+		}
+		s.By = fmt.Sprintf("diffpal:ignore at %s:%d", c.Path, ln)
+		if reason == "" {
+			s.Reason = "no reason given (write `diffpal:ignore " + nonEmpty(c.RuleID, c.Category) + " -- why`)"
+			e.audit.Invalid = append(e.audit.Invalid, s)
+			return s, false
+		}
+		s.Reason = reason
+		return s, true
+	}
+	return s, false
+}

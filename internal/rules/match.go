@@ -1,0 +1,742 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// fileCtx caches per-file derived data (masked text) for one MatchFile call.
+type fileCtx struct {
+	f           *File
+	masked      []string       // masked Content (nil without Content)
+	addedMasked map[int]string // new line number -> masked text
+	removedMask []string       // masked removed lines, parallel to f.Removed
+	raw         string         // raw text for file_requires/file_unless
+	sparse      map[int]string // raw added lines when Content is nil
+}
+
+func newFileCtx(f *File) *fileCtx {
+	fc := &fileCtx{f: f, addedMasked: map[int]string{}}
+	if f.Content != nil {
+		fc.masked = MaskLines(f.Language, f.Content)
+		fc.raw = strings.Join(f.Content, "\n")
+	}
+	// Added lines: take the masked Content line when it is the same line;
+	// otherwise mask runs of consecutive added lines together.
+	var run []Line
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		texts := make([]string, len(run))
+		for i, l := range run {
+			texts[i] = l.Text
+		}
+		m := MaskLines(f.Language, texts)
+		for i, l := range run {
+			fc.addedMasked[l.No] = m[i]
+		}
+		run = run[:0]
+	}
+	for _, l := range f.Added {
+		if fc.masked != nil && l.No >= 1 && l.No <= len(f.Content) && f.Content[l.No-1] == l.Text {
+			flush()
+			fc.addedMasked[l.No] = fc.masked[l.No-1]
+			continue
+		}
+		if len(run) > 0 && run[len(run)-1].No+1 != l.No {
+			flush()
+		}
+		run = append(run, l)
+	}
+	flush()
+	if f.Content == nil {
+		fc.sparse = map[int]string{}
+		parts := make([]string, 0, len(f.Added))
+		for _, l := range f.Added {
+			fc.sparse[l.No] = l.Text
+			parts = append(parts, l.Text)
+		}
+		fc.raw = strings.Join(parts, "\n")
+	}
+	if len(f.Removed) > 0 {
+		texts := make([]string, len(f.Removed))
+		for i, l := range f.Removed {
+			texts[i] = l.Text
+		}
+		fc.removedMask = MaskLines(f.Language, texts)
+	}
+	return fc
+}
+
+// line returns the raw and masked text of new-side line n ("" when unknown).
+func (fc *fileCtx) line(n int, maskedWanted bool) (string, bool) {
+	if fc.f.Content != nil {
+		if n < 1 || n > len(fc.f.Content) {
+			return "", false
+		}
+		if maskedWanted {
+			return fc.masked[n-1], true
+		}
+		return fc.f.Content[n-1], true
+	}
+	if maskedWanted {
+		s, ok := fc.addedMasked[n]
+		return s, ok
+	}
+	s, ok := fc.sparse[n]
+	return s, ok
+}
+
+func (fc *fileCtx) lineCount() int {
+	if fc.f.Content != nil {
+		return len(fc.f.Content)
+	}
+	max := 0
+	for _, l := range fc.f.Added {
+		if l.No > max {
+			max = l.No
+		}
+	}
+	return max
+}
+
+func wantProfile(profiles []string, p string) bool {
+	if profiles == nil {
+		return true
+	}
+	return contains(profiles, p)
+}
+
+// MatchFile runs the per-file rules of the given profiles (nil = all) on f.
+func (s *Set) MatchFile(f *File, profiles []string) []Hit {
+	if f == nil {
+		return nil
+	}
+	var fc *fileCtx
+	var hits []Hit
+	for _, r := range s.rules {
+		if r.Scope == "change" || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
+			continue
+		}
+		if r.Scope == "added" && len(f.Added) == 0 && (r.Block == nil || len(f.Removed) == 0) {
+			continue
+		}
+		if r.Scope == "removed" && (len(f.Removed) == 0 || f.Status == "deleted") {
+			continue
+		}
+		if fc == nil {
+			fc = newFileCtx(f)
+		}
+		if r.c.fileRequires != nil && !r.c.fileRequires.MatchString(fc.raw) {
+			continue
+		}
+		if r.c.fileUnless != nil && r.c.fileUnless.MatchString(fc.raw) {
+			continue
+		}
+		switch r.Scope {
+		case "added":
+			for _, l := range f.Added {
+				if h, ok := r.matchNewLine(fc, l.No, l.Text, fc.addedMasked[l.No]); ok {
+					hits = append(hits, h)
+				}
+			}
+			if r.Block != nil {
+				hits = append(hits, r.matchEmptiedBlocks(fc)...)
+			}
+		case "file":
+			if f.Content == nil {
+				continue
+			}
+			for i, raw := range f.Content {
+				if h, ok := r.matchNewLine(fc, i+1, raw, fc.masked[i]); ok {
+					hits = append(hits, h)
+				}
+			}
+		case "removed":
+			hits = append(hits, r.matchRemoved(fc)...)
+		}
+	}
+	return finishHits(s, hits)
+}
+
+// MatchChange runs the change-level rules (computed over all files).
+func (s *Set) MatchChange(files []*File, profiles []string) []Hit {
+	var hits []Hit
+	for _, r := range s.rules {
+		if r.Scope != "change" || !wantProfile(profiles, r.Profile) {
+			continue
+		}
+		hits = append(hits, r.c.changeCheck(r, files)...)
+	}
+	return finishHits(s, hits)
+}
+
+func finishHits(s *Set, hits []Hit) []Hit {
+	if len(hits) == 0 {
+		return nil
+	}
+	// suppressed_by: drop a hit when a suppressing rule hit the same line.
+	type key struct {
+		id, path string
+		line     int
+	}
+	seen := map[key]bool{}
+	for _, h := range hits {
+		seen[key{h.RuleID, h.Path, h.StartLine}] = true
+	}
+	out := hits[:0]
+	dedupe := map[key]bool{}
+	for _, h := range hits {
+		r := s.byID[h.RuleID]
+		drop := false
+		if r != nil {
+			for _, sup := range r.SuppressedBy {
+				if seen[key{sup, h.Path, h.StartLine}] {
+					drop = true
+					break
+				}
+			}
+		}
+		k := key{h.RuleID, h.Path, h.StartLine}
+		if drop || dedupe[k] {
+			continue
+		}
+		dedupe[k] = true
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.StartLine != b.StartLine {
+			return a.StartLine < b.StartLine
+		}
+		return a.RuleID < b.RuleID
+	})
+	return out
+}
+
+// matchLine applies pattern and line filters; it returns the match indices
+// (into the matched text, columns are shared between raw and masked).
+func (r *Rule) matchLine(raw, masked string) ([]int, bool) {
+	c := r.c
+	text := masked
+	if r.MatchIn == "raw" {
+		text = raw
+	}
+	var m []int
+	if c.pattern != nil {
+		m = c.pattern.FindStringSubmatchIndex(text)
+		if m == nil {
+			return nil, false
+		}
+	} else {
+		m = []int{0, len(text)}
+	}
+	if c.notPattern != nil && c.notPattern.MatchString(text) {
+		return nil, false
+	}
+	for _, re := range c.unless {
+		if re.MatchString(raw) {
+			return nil, false
+		}
+	}
+	for _, re := range c.require {
+		if !re.MatchString(raw) {
+			return nil, false
+		}
+	}
+	for _, re := range c.requireCode {
+		if !re.MatchString(masked) {
+			return nil, false
+		}
+	}
+	if c.secretUnless != nil {
+		gi := c.secretGroup
+		if m[2*gi] >= 0 && c.secretUnless.MatchString(text[m[2*gi]:m[2*gi+1]]) {
+			return nil, false
+		}
+	}
+	if e := r.Entropy; e != nil {
+		gi := c.pattern.SubexpIndex(e.Group)
+		if m[2*gi] < 0 {
+			return nil, false
+		}
+		v := text[m[2*gi]:m[2*gi+1]]
+		if len(v) < e.MinLen || ShannonEntropy(v) < e.Min {
+			return nil, false
+		}
+	}
+	return m, true
+}
+
+func (r *Rule) matchNewLine(fc *fileCtx, no int, raw, masked string) (Hit, bool) {
+	if masked == "" && raw != "" {
+		if m, ok := fc.line(no, true); ok {
+			masked = m
+		} else {
+			masked = raw
+		}
+	}
+	m, ok := r.matchLine(raw, masked)
+	if !ok {
+		return Hit{}, false
+	}
+	start, end := no, no
+	if x := r.Context; x != nil && !r.contextOK(fc, no) {
+		return Hit{}, false
+	}
+	if e := r.Enclosing; e != nil && !enclosedBy(fc, no, e) {
+		return Hit{}, false
+	}
+	if b := r.Block; b != nil {
+		endLine, ok := blockMatches(fc, no, m[0], b)
+		if !ok {
+			return Hit{}, false
+		}
+		end = endLine
+	}
+	if r.c.check != nil && !r.c.check(r, fc, no) {
+		return Hit{}, false
+	}
+	return r.newHit(fc.f.Path, start, end, raw, m), true
+}
+
+func (r *Rule) contextOK(fc *fileCtx, no int) bool {
+	x := r.Context
+	raw := x.MatchIn == "raw"
+	lo, hi := no-x.Before, no+x.After
+	if lo < 1 {
+		lo = 1
+	}
+	if n := fc.lineCount(); hi > n {
+		hi = n
+	}
+	found := false
+	for i := lo; i <= hi; i++ {
+		if x.ExcludeSelf && i == no {
+			continue
+		}
+		t, ok := fc.line(i, !raw)
+		if !ok {
+			continue
+		}
+		if x.forbid != nil && x.forbid.MatchString(t) {
+			return false
+		}
+		if x.require != nil && !found && x.require.MatchString(t) {
+			found = true
+		}
+	}
+	return x.require == nil || found
+}
+
+func (r *Rule) newHit(path string, start, end int, raw string, m []int) Hit {
+	snippet := strings.TrimSpace(raw)
+	anchor := ""
+	if len(m) >= 2 && m[0] >= 0 && m[1] <= len(raw) && m[0] <= m[1] {
+		anchor = raw[m[0]:m[1]]
+	}
+	if r.Redact {
+		lo, hi := -1, -1
+		if gi := r.c.secretGroup; gi > 0 && len(m) > 2*gi+1 && m[2*gi] >= 0 {
+			lo, hi = m[2*gi], m[2*gi+1]
+		} else if len(m) >= 2 {
+			lo, hi = m[0], m[1]
+		}
+		if lo >= 0 && hi <= len(raw) && lo < hi {
+			secret := raw[lo:hi]
+			red := redactValue(secret)
+			snippet = strings.TrimSpace(raw[:lo] + red + raw[hi:])
+			anchor = strings.Replace(anchor, secret, red, 1)
+		}
+	}
+	snippet = Redact(snippet)
+	anchor = Redact(strings.TrimSpace(anchor))
+	if anchor == "" {
+		anchor = r.Title
+	}
+	const maxAnchor = 120
+	if len(anchor) > maxAnchor {
+		anchor = anchor[:maxAnchor] + "…"
+	}
+	if len(snippet) > 400 {
+		snippet = snippet[:400] + "…"
+	}
+	src := "changed_line"
+	if r.Scope == "file" || r.Scope == "change" {
+		src = "nearby_context"
+	}
+	return Hit{
+		RuleID: r.ID, Profile: r.Profile, Category: r.Category, Severity: r.Severity,
+		Confidence: r.Confidence, Title: r.Title, Message: r.Message, Impact: r.Impact,
+		ImpactScope: r.ImpactScope, Suggestion: r.Suggestion, Path: path,
+		StartLine: start, EndLine: end, Source: src, Snippet: snippet, Anchor: anchor,
+	}
+}
+
+func (r *Rule) matchRemoved(fc *fileCtx) []Hit {
+	f := fc.f
+	if r.c.unlessAdded != nil {
+		for _, l := range f.Added {
+			if r.c.unlessAdded.MatchString(fc.addedMasked[l.No]) {
+				return nil
+			}
+		}
+	}
+	var hits []Hit
+	for i, l := range f.Removed {
+		m, ok := r.matchLine(l.Text, fc.removedMask[i])
+		if !ok {
+			continue
+		}
+		n := newSidePosition(f, l.No)
+		h := r.newHit(f.Path, n, n, l.Text, m)
+		h.OldLine = l.No
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// matchEmptiedBlocks finds blocks whose opener is unchanged but whose body
+// lost lines in this change (e.g. the handling inside a catch was deleted),
+// so the block rule now applies.
+func (r *Rule) matchEmptiedBlocks(fc *fileCtx) []Hit {
+	f := fc.f
+	if f.Content == nil || len(f.Removed) == 0 {
+		return nil
+	}
+	added := map[int]bool{}
+	for _, l := range f.Added {
+		added[l.No] = true
+	}
+	seen := map[int]bool{}
+	var hits []Hit
+	for _, l := range f.Removed {
+		pos := removalPoint(f, l.No)
+		for o := pos - 1; o >= 1 && o >= pos-8; o-- {
+			if added[o] || seen[o] {
+				continue
+			}
+			raw := f.Content[o-1]
+			h, ok := r.matchNewLine(fc, o, raw, fc.masked[o-1])
+			if !ok || h.EndLine < pos {
+				continue
+			}
+			seen[o] = true
+			hits = append(hits, h)
+			break
+		}
+	}
+	return hits
+}
+
+// removalPoint is the new-side line before which old line `old` was removed.
+func removalPoint(f *File, old int) int {
+	rb := 0
+	for _, l := range f.Removed {
+		if l.No < old {
+			rb++
+		}
+	}
+	ab := 0
+	n := old - rb
+	for iter := 0; iter <= len(f.Added); iter++ {
+		c := 0
+		for _, l := range f.Added {
+			if l.No < n {
+				c++
+			}
+		}
+		if c == ab {
+			break
+		}
+		ab = c
+		n = old - rb + ab
+	}
+	return n
+}
+
+// newSidePosition maps a removed old-side line to the new-side line where the
+// removal happened, preferring a nearby added line (so the hit anchors on a
+// changed line).
+func newSidePosition(f *File, old int) int {
+	n := removalPoint(f, old)
+	best, bestD := 0, 1<<30
+	for _, l := range f.Added {
+		d := l.No - n
+		if d < 0 {
+			d = -d + 1 // prefer the line at or after the removal point
+		}
+		if d < bestD {
+			best, bestD = l.No, d
+		}
+	}
+	if best > 0 && bestD <= 4 {
+		return best
+	}
+	if f.Content != nil && n > len(f.Content) {
+		n = len(f.Content)
+	}
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// blockMatches finds the block opened at (or just after) the match on line
+// no and checks its body. It returns the block's last line.
+func blockMatches(fc *fileCtx, no, col int, b *Block) (int, bool) {
+	switch b.Kind {
+	case "braces":
+		return braceBlock(fc, no, col, b)
+	case "indent":
+		return indentBlock(fc, no, b)
+	case "ruby":
+		return rubyBlock(fc, no, b)
+	}
+	return 0, false
+}
+
+func braceBlock(fc *fileCtx, no, col int, b *Block) (int, bool) {
+	n := fc.lineCount()
+	// find the opening brace at/after col on this line or within 2 lines
+	li, ci := no, col
+	found := false
+	for li <= n && li <= no+2 && !found {
+		m, ok := fc.line(li, true)
+		if !ok {
+			return 0, false
+		}
+		if ci < 0 || ci > len(m) {
+			ci = 0
+		}
+		if j := strings.IndexByte(m[ci:], '{'); j >= 0 {
+			ci += j
+			found = true
+			break
+		}
+		if li > no && strings.ContainsAny(m, ";}") {
+			return 0, false
+		}
+		li++
+		ci = 0
+	}
+	if !found {
+		return 0, false
+	}
+	openLine, openCol := li, ci
+	depth := 0
+	var body strings.Builder
+	for l := openLine; l <= n && l <= openLine+200; l++ {
+		m, ok := fc.line(l, true)
+		if !ok {
+			return 0, false
+		}
+		raw, _ := fc.line(l, false)
+		start := 0
+		if l == openLine {
+			start = openCol
+		}
+		for k := start; k < len(m); k++ {
+			switch m[k] {
+			case '{':
+				depth++
+				if depth == 1 {
+					continue
+				}
+			case '}':
+				depth--
+				if depth == 0 {
+					bodyText := strings.TrimSpace(body.String())
+					return l, b.body.MatchString(bodyText)
+				}
+			}
+			if depth >= 1 && k < len(raw) {
+				body.WriteByte(raw[k])
+			}
+		}
+		if depth >= 1 {
+			body.WriteByte('\n')
+		}
+	}
+	return 0, false
+}
+
+func indentOf(s string) int {
+	n := 0
+	for _, c := range s {
+		switch c {
+		case ' ':
+			n++
+		case '\t':
+			n += 4
+		default:
+			return n
+		}
+	}
+	return -1 // blank
+}
+
+func indentBlock(fc *fileCtx, no int, b *Block) (int, bool) {
+	m, ok := fc.line(no, true)
+	if !ok {
+		return 0, false
+	}
+	raw, _ := fc.line(no, false)
+	colon := strings.LastIndexByte(strings.TrimRight(m, " \t"), ':')
+	if colon < 0 {
+		return 0, false
+	}
+	var parts []string
+	if rest := strings.TrimSpace(raw[min(colon+1, len(raw)):]); rest != "" {
+		parts = append(parts, rest)
+	}
+	base := indentOf(raw)
+	last := no
+	if strings.TrimSpace(m[colon+1:]) == "" {
+		for l := no + 1; l <= fc.lineCount() && l <= no+200; l++ {
+			t, ok := fc.line(l, false)
+			if !ok {
+				break
+			}
+			ind := indentOf(t)
+			if ind < 0 {
+				continue
+			}
+			if ind <= base {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(t))
+			last = l
+		}
+	}
+	body := strings.TrimSpace(strings.Join(parts, "\n"))
+	return last, b.body.MatchString(body)
+}
+
+func rubyBlock(fc *fileCtx, no int, b *Block) (int, bool) {
+	raw, ok := fc.line(no, false)
+	if !ok {
+		return 0, false
+	}
+	base := indentOf(raw)
+	var parts []string
+	last := no
+	for l := no + 1; l <= fc.lineCount() && l <= no+200; l++ {
+		t, ok := fc.line(l, false)
+		if !ok {
+			break
+		}
+		ind := indentOf(t)
+		if ind < 0 {
+			continue
+		}
+		if ind <= base {
+			last = l
+			break
+		}
+		parts = append(parts, strings.TrimSpace(t))
+		last = l
+	}
+	body := strings.TrimSpace(strings.Join(parts, "\n"))
+	return last, b.body.MatchString(body)
+}
+
+// enclosedBy walks outward through the brace blocks that contain line no.
+func enclosedBy(fc *fileCtx, no int, e *Enclosing) bool {
+	depth := 0
+	for l := no - 1; l >= 1 && l >= no-400; l-- {
+		m, ok := fc.line(l, true)
+		if !ok {
+			return false
+		}
+		for k := len(m) - 1; k >= 0; k-- {
+			switch m[k] {
+			case '}':
+				depth++
+			case '{':
+				if depth > 0 {
+					depth--
+					continue
+				}
+				opener := strings.TrimSpace(m[:k])
+				if e.match.MatchString(opener) {
+					return true
+				}
+				if e.stop != nil && e.stop.MatchString(opener) {
+					return false
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ShannonEntropy returns the Shannon entropy of s in bits per character.
+func ShannonEntropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	n := 0
+	for _, c := range s {
+		counts[c]++
+		n++
+	}
+	h := 0.0
+	for _, k := range counts {
+		p := float64(k) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return h
+}
+
+func redactValue(v string) string {
+	r := []rune(v)
+	if len(r) <= 4 {
+		return "****"
+	}
+	return string(r[:4]) + "****"
+}
+
+var redactPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b`),
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),
+	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
+	regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
+	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
+	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20}`),
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+	regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
+}
+
+var redactAssign = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api_?key|apikey|private_?key|access_?key|credentials?)\w*["']?\s*(?::=|=|:)\s*["'])([^"'\s]{4,})(["'])`)
+
+// Redact masks known secret formats and secret-looking assignments in s,
+// keeping the first four characters of each secret.
+func Redact(s string) string {
+	for _, re := range redactPatterns {
+		s = re.ReplaceAllStringFunc(s, redactValue)
+	}
+	s = redactAssign.ReplaceAllStringFunc(s, func(m string) string {
+		sm := redactAssign.FindStringSubmatch(m)
+		if strings.HasSuffix(sm[2], "****") {
+			return m
+		}
+		return sm[1] + redactValue(sm[2]) + sm[3]
+	})
+	return s
+}
+
+// String renders a hit in a compact, human-readable form.
+func (h Hit) String() string {
+	return fmt.Sprintf("%s:%d-%d %s [%s/%s %.2f] %s", h.Path, h.StartLine, h.EndLine, h.RuleID, h.Category, h.Severity, h.Confidence, h.Anchor)
+}

@@ -1,0 +1,710 @@
+// Package rules is diffpal's built-in, offline review provider: data-driven
+// rule packs (YAML, embedded plus user-supplied) matched against the changed
+// lines of a git change, a comment/string masker per language, and the
+// explorer's changed-symbol map.
+package rules
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Line is one line of a changed file's new version (or, for Removed, the old version).
+type Line struct {
+	No   int
+	Text string
+}
+
+// File is one changed file as the engine sees it.
+type File struct {
+	Path     string   // repo-relative, forward slashes
+	Language string   // from DetectLanguage(path, firstLine)
+	Status   string   // added, modified, deleted, renamed
+	Added    []Line   // added lines (new-side line numbers), in order
+	Removed  []Line   // removed lines (old-side numbers), in order
+	Content  []string // the whole new file, index i = line i+1 (nil if deleted or unavailable)
+}
+
+// Hit is one rule match.
+type Hit struct {
+	RuleID, Profile, Category string
+	Severity                  string
+	Confidence                float64
+	Title, Message, Impact    string
+	ImpactScope               string // who or what is affected (impact.scope)
+	Suggestion                string
+	Path                      string
+	StartLine, EndLine        int    // new-side lines (RIGHT)
+	OldLine                   int    // for removed-line rules: the old-side line that was removed (LEFT), else 0
+	Source                    string // evidence source: changed_line or nearby_context
+	Snippet                   string // matched line text, trimmed, secrets redacted
+	Anchor                    string // short description of what matched
+}
+
+// Valid profile ids.
+var Profiles = []string{
+	"pr_test_analyzer", "code_reviewer", "security_reviewer", "silent_failure_hunter", "code_explorer",
+	"typescript_reviewer", "react_reviewer", "ruby_reviewer", "python_reviewer", "mobile_reviewer",
+}
+
+// Categories accepted in rules (the findings taxonomy).
+var Categories = []string{"security", "correctness", "reliability", "performance", "maintainability", "testing", "style"}
+
+// Severities in rank order.
+var Severities = []string{"low", "medium", "high", "critical"}
+
+// Example is a snippet a rule must (positive) or must not (negative) match.
+// Code is the new file content; Before, when set, is the old content (the
+// example is then a modification and the diff between them is matched).
+type Example struct {
+	Path   string `yaml:"path" json:"path"`
+	Before string `yaml:"before,omitempty" json:"before,omitempty"`
+	Code   string `yaml:"code" json:"code"`
+	// Extra files of the same change (for change-level rules).
+	Extra []Example `yaml:"extra,omitempty" json:"extra,omitempty"`
+}
+
+// Files returns the example's changed files (the main file first).
+func (ex Example) Files() []*File {
+	mk := func(e Example) *File {
+		var old []byte
+		if e.Before != "" {
+			old = []byte(e.Before)
+		}
+		return DiffFile(e.Path, old, []byte(e.Code))
+	}
+	out := []*File{mk(ex)}
+	for _, e := range ex.Extra {
+		out = append(out, mk(e))
+	}
+	return out
+}
+
+// Context requires or forbids nearby lines (from the file's Content).
+type Context struct {
+	Before      int    `yaml:"before,omitempty"`
+	After       int    `yaml:"after,omitempty"`
+	Require     string `yaml:"require,omitempty"`      // some line in the window must match
+	Forbid      string `yaml:"forbid,omitempty"`       // no line in the window may match
+	MatchIn     string `yaml:"match_in,omitempty"`     // code (default) or raw
+	ExcludeSelf bool   `yaml:"exclude_self,omitempty"` // the matched line is not part of the window
+
+	require, forbid *regexp.Regexp
+}
+
+// Block describes a block opened on the matched line whose body is checked.
+type Block struct {
+	Kind string `yaml:"kind"` // braces, indent (Python), ruby (until end/rescue/ensure/else)
+	Body string `yaml:"body"` // RE2 the trimmed raw body (lines joined by \n) must match; default empty
+
+	body *regexp.Regexp
+}
+
+// Enclosing walks the brace blocks around the matched line outward: the first
+// opener line matching Stop cancels the hit, the first matching Match confirms it.
+type Enclosing struct {
+	Match string `yaml:"match"`
+	Stop  string `yaml:"stop,omitempty"`
+
+	match, stop *regexp.Regexp
+}
+
+// Entropy requires a captured group to look random.
+type Entropy struct {
+	Group  string  `yaml:"group"`   // named capture group of pattern
+	Min    float64 `yaml:"min"`     // minimum Shannon entropy (bits per char)
+	MinLen int     `yaml:"min_len"` // minimum length of the value
+}
+
+// Rule is one rule of a pack. Fields are documented in packs/README.md.
+type Rule struct {
+	ID          string   `yaml:"id"`
+	Profile     string   `yaml:"profile"`
+	Languages   []string `yaml:"languages,omitempty"`
+	Category    string   `yaml:"category"`
+	Severity    string   `yaml:"severity"`
+	Confidence  float64  `yaml:"confidence"`
+	Title       string   `yaml:"title"`
+	Message     string   `yaml:"message"`
+	Impact      string   `yaml:"impact"`
+	ImpactScope string   `yaml:"impact_scope,omitempty"`
+	Suggestion  string   `yaml:"suggestion"`
+
+	Scope      string   `yaml:"scope,omitempty"`    // added (default), removed, file, change
+	MatchIn    string   `yaml:"match_in,omitempty"` // code (default: comments/strings masked) or raw
+	Pattern    string   `yaml:"pattern,omitempty"`
+	NotPattern string   `yaml:"not_pattern,omitempty"` // on the same text as pattern
+	Unless     []string `yaml:"unless,omitempty"`      // on the raw line
+	Require    []string `yaml:"require,omitempty"`     // on the raw line, all must match
+	// RequireCode: on the masked line, all must match (useful for raw rules).
+	RequireCode []string `yaml:"require_code,omitempty"`
+
+	Paths        []string `yaml:"paths,omitempty"`         // globs; a glob without '/' matches the base name
+	ExcludePaths []string `yaml:"exclude_paths,omitempty"` // globs
+	Tests        string   `yaml:"tests,omitempty"`         // any (default), only, exclude
+
+	FileRequires      string `yaml:"file_requires,omitempty"`        // raw file content must match
+	FileUnless        string `yaml:"file_unless,omitempty"`          // raw file content must not match
+	UnlessAddedInFile string `yaml:"unless_added_in_file,omitempty"` // removed scope: skip when an added line matches
+
+	Context   *Context   `yaml:"context,omitempty"`
+	Block     *Block     `yaml:"block,omitempty"`
+	Enclosing *Enclosing `yaml:"enclosing,omitempty"`
+	Entropy   *Entropy   `yaml:"entropy,omitempty"`
+	Check     string     `yaml:"check,omitempty"` // a built-in detector (see checks.go)
+
+	// SecretUnless drops the match when the pattern's "secret" group matches
+	// it (placeholders such as changeme, xxx, ${VAR}, <token>).
+	SecretUnless string `yaml:"secret_unless,omitempty"`
+
+	SuppressedBy []string `yaml:"suppressed_by,omitempty"` // drop when one of these rules hit the same line
+	Redact       bool     `yaml:"redact,omitempty"`        // the match is a secret: redact it in snippet/anchor
+
+	Positive []Example `yaml:"positive"`
+	Negative []Example `yaml:"negative"`
+
+	Pack string `yaml:"-"` // name of the pack the rule came from
+
+	c *compiled
+}
+
+type compiled struct {
+	langs        map[string]bool // nil = all
+	pattern      *regexp.Regexp
+	notPattern   *regexp.Regexp
+	unless       []*regexp.Regexp
+	require      []*regexp.Regexp
+	requireCode  []*regexp.Regexp
+	paths        []*regexp.Regexp
+	exclude      []*regexp.Regexp
+	fileRequires *regexp.Regexp
+	fileUnless   *regexp.Regexp
+	unlessAdded  *regexp.Regexp
+	check        checkFunc
+	changeCheck  changeCheckFunc
+	secretGroup  int
+	secretUnless *regexp.Regexp
+}
+
+// Set is a compiled collection of rules.
+type Set struct {
+	rules    []*Rule
+	byID     map[string]*Rule
+	profiles []string
+}
+
+type pack struct {
+	Pack  string `yaml:"pack"`
+	Rules []Rule `yaml:"rules"`
+}
+
+//go:embed packs/*.yaml
+var packFS embed.FS
+
+// BuiltinPacks returns the raw embedded packs, sorted by file name.
+func BuiltinPacks() (map[string][]byte, error) {
+	ents, err := packFS.ReadDir("packs")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		b, err := packFS.ReadFile("packs/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = b
+	}
+	return out, nil
+}
+
+// Builtin returns the embedded rule packs, compiled.
+func Builtin() (*Set, error) {
+	return Load()
+}
+
+// Load compiles the embedded packs plus the given user packs (YAML). Errors
+// name the pack, the rule id and the field.
+func Load(packs ...[]byte) (*Set, error) {
+	bp, err := BuiltinPacks()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(bp))
+	for n := range bp {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	s := &Set{byID: map[string]*Rule{}}
+	for _, n := range names {
+		if err := s.add("builtin:"+n, bp[n]); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range packs {
+		if err := s.add(fmt.Sprintf("user pack #%d", i+1), p); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadPacks compiles only the given packs (no builtin rules); name[i] labels data[i] in errors.
+func LoadPacks(names []string, data [][]byte) (*Set, error) {
+	s := &Set{byID: map[string]*Rule{}}
+	for i, d := range data {
+		label := fmt.Sprintf("pack #%d", i+1)
+		if i < len(names) && names[i] != "" {
+			label = names[i]
+		}
+		if err := s.add(label, d); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Rules returns copies of the rules, in load order.
+func (s *Set) Rules() []Rule {
+	out := make([]Rule, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = *r
+	}
+	return out
+}
+
+// Rule returns the rule with the given id.
+func (s *Set) Rule(id string) (Rule, bool) {
+	r, ok := s.byID[id]
+	if !ok {
+		return Rule{}, false
+	}
+	return *r, true
+}
+
+// Profiles returns the profiles that have rules, in the canonical order.
+func (s *Set) Profiles() []string { return append([]string(nil), s.profiles...) }
+
+func (s *Set) add(label string, data []byte) error {
+	var p pack
+	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
+		return fmt.Errorf("rules: pack %s: invalid YAML: %v", label, err)
+	}
+	name := label
+	if p.Pack != "" {
+		name = fmt.Sprintf("%s (%s)", p.Pack, label)
+	}
+	if len(p.Rules) == 0 {
+		return fmt.Errorf("rules: pack %s: no rules", name)
+	}
+	for i := range p.Rules {
+		r := p.Rules[i]
+		r.Pack = name
+		if err := compileRule(&r); err != nil {
+			id := r.ID
+			if id == "" {
+				id = fmt.Sprintf("#%d", i+1)
+			}
+			return fmt.Errorf("rules: pack %s: rule %s: %w", name, id, err)
+		}
+		if prev, dup := s.byID[r.ID]; dup {
+			return fmt.Errorf("rules: pack %s: rule %s: field id: duplicate rule id (already defined in pack %s)", name, r.ID, prev.Pack)
+		}
+		rp := &r
+		s.byID[r.ID] = rp
+		s.rules = append(s.rules, rp)
+	}
+	return nil
+}
+
+func (s *Set) finish() error {
+	has := map[string]bool{}
+	for _, r := range s.rules {
+		has[r.Profile] = true
+		for _, id := range r.SuppressedBy {
+			if _, ok := s.byID[id]; !ok {
+				return fmt.Errorf("rules: pack %s: rule %s: field suppressed_by: unknown rule id %q", r.Pack, r.ID, id)
+			}
+		}
+	}
+	for _, p := range Profiles {
+		if has[p] {
+			s.profiles = append(s.profiles, p)
+		}
+	}
+	return nil
+}
+
+var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*[a-z0-9]$`)
+
+type fieldErr struct{ field, msg string }
+
+func (e fieldErr) Error() string { return "field " + e.field + ": " + e.msg }
+
+func ferr(field, format string, args ...any) error {
+	return fieldErr{field, fmt.Sprintf(format, args...)}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func compileRE(field, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, ferr(field, "invalid regular expression %q: %v", expr, err)
+	}
+	return re, nil
+}
+
+func compileRule(r *Rule) error {
+	c := &compiled{}
+	r.c = c
+	if r.ID == "" {
+		return ferr("id", "required")
+	}
+	if !idRe.MatchString(r.ID) {
+		return ferr("id", "%q must be lower-case letters, digits, '.', '_' or '-'", r.ID)
+	}
+	if !contains(Profiles, r.Profile) {
+		return ferr("profile", "unknown profile %q (want one of %s)", r.Profile, strings.Join(Profiles, ", "))
+	}
+	r.Category = strings.ToLower(strings.TrimSpace(r.Category))
+	if !contains(Categories, r.Category) {
+		return ferr("category", "unknown category %q (want one of %s)", r.Category, strings.Join(Categories, ", "))
+	}
+	r.Severity = strings.ToLower(strings.TrimSpace(r.Severity))
+	if !contains(Severities, r.Severity) {
+		return ferr("severity", "unknown severity %q (want one of %s)", r.Severity, strings.Join(Severities, ", "))
+	}
+	if r.Confidence <= 0 || r.Confidence > 1 {
+		return ferr("confidence", "%v must be in (0, 1]", r.Confidence)
+	}
+	for _, f := range []struct{ name, v string }{{"title", r.Title}, {"message", r.Message}, {"impact", r.Impact}, {"suggestion", r.Suggestion}} {
+		if strings.TrimSpace(f.v) == "" {
+			return ferr(f.name, "required")
+		}
+	}
+	if r.ImpactScope == "" {
+		r.ImpactScope = "changed code"
+	}
+	if len(r.Languages) > 0 {
+		c.langs = map[string]bool{}
+		for _, l := range r.Languages {
+			l = strings.ToLower(strings.TrimSpace(l))
+			switch {
+			case l == "*":
+				c.langs = nil
+			case languageAliases[l] != nil:
+				for _, x := range languageAliases[l] {
+					c.langs[x] = true
+				}
+			case knownLanguages[l]:
+				c.langs[l] = true
+			default:
+				return ferr("languages", "unknown language %q", l)
+			}
+			if c.langs == nil {
+				break
+			}
+		}
+	}
+	switch r.Scope {
+	case "":
+		r.Scope = "added"
+	case "added", "removed", "file", "change":
+	default:
+		return ferr("scope", "unknown scope %q (want added, removed, file or change)", r.Scope)
+	}
+	switch r.MatchIn {
+	case "":
+		r.MatchIn = "code"
+	case "code", "raw":
+	default:
+		return ferr("match_in", "unknown value %q (want code or raw)", r.MatchIn)
+	}
+	switch r.Tests {
+	case "":
+		r.Tests = "any"
+	case "any", "only", "exclude":
+	default:
+		return ferr("tests", "unknown value %q (want any, only or exclude)", r.Tests)
+	}
+	var err error
+	if c.pattern, err = compileRE("pattern", r.Pattern); err != nil {
+		return err
+	}
+	if c.notPattern, err = compileRE("not_pattern", r.NotPattern); err != nil {
+		return err
+	}
+	for i, u := range r.Unless {
+		re, err := compileRE(fmt.Sprintf("unless[%d]", i), u)
+		if err != nil {
+			return err
+		}
+		c.unless = append(c.unless, re)
+	}
+	for i, u := range r.Require {
+		re, err := compileRE(fmt.Sprintf("require[%d]", i), u)
+		if err != nil {
+			return err
+		}
+		c.require = append(c.require, re)
+	}
+	for i, u := range r.RequireCode {
+		re, err := compileRE(fmt.Sprintf("require_code[%d]", i), u)
+		if err != nil {
+			return err
+		}
+		c.requireCode = append(c.requireCode, re)
+	}
+	for i, g := range r.Paths {
+		re, err := globToRegexp(g)
+		if err != nil {
+			return ferr(fmt.Sprintf("paths[%d]", i), "%v", err)
+		}
+		c.paths = append(c.paths, re)
+	}
+	for i, g := range r.ExcludePaths {
+		re, err := globToRegexp(g)
+		if err != nil {
+			return ferr(fmt.Sprintf("exclude_paths[%d]", i), "%v", err)
+		}
+		c.exclude = append(c.exclude, re)
+	}
+	if c.fileRequires, err = compileRE("file_requires", r.FileRequires); err != nil {
+		return err
+	}
+	if c.fileUnless, err = compileRE("file_unless", r.FileUnless); err != nil {
+		return err
+	}
+	if c.unlessAdded, err = compileRE("unless_added_in_file", r.UnlessAddedInFile); err != nil {
+		return err
+	}
+	if r.UnlessAddedInFile != "" && r.Scope != "removed" {
+		return ferr("unless_added_in_file", "only valid with scope: removed")
+	}
+	if x := r.Context; x != nil {
+		if x.Before < 0 || x.After < 0 {
+			return ferr("context", "before/after must not be negative")
+		}
+		if x.Require == "" && x.Forbid == "" {
+			return ferr("context", "needs require or forbid")
+		}
+		if x.MatchIn != "" && x.MatchIn != "code" && x.MatchIn != "raw" {
+			return ferr("context.match_in", "unknown value %q (want code or raw)", x.MatchIn)
+		}
+		if x.require, err = compileRE("context.require", x.Require); err != nil {
+			return err
+		}
+		if x.forbid, err = compileRE("context.forbid", x.Forbid); err != nil {
+			return err
+		}
+	}
+	if b := r.Block; b != nil {
+		switch b.Kind {
+		case "braces", "indent", "ruby":
+		default:
+			return ferr("block.kind", "unknown kind %q (want braces, indent or ruby)", b.Kind)
+		}
+		body := b.Body
+		if body == "" {
+			body = `^\s*$`
+		}
+		if b.body, err = compileRE("block.body", body); err != nil {
+			return err
+		}
+	}
+	if e := r.Enclosing; e != nil {
+		if e.Match == "" {
+			return ferr("enclosing.match", "required")
+		}
+		if e.match, err = compileRE("enclosing.match", e.Match); err != nil {
+			return err
+		}
+		if e.stop, err = compileRE("enclosing.stop", e.Stop); err != nil {
+			return err
+		}
+	}
+	if c.pattern != nil {
+		c.secretGroup = c.pattern.SubexpIndex("secret")
+	}
+	if c.secretUnless, err = compileRE("secret_unless", r.SecretUnless); err != nil {
+		return err
+	}
+	if c.secretUnless != nil && c.secretGroup <= 0 {
+		return ferr("secret_unless", "pattern has no named group \"secret\"")
+	}
+	if e := r.Entropy; e != nil {
+		if c.pattern == nil || c.pattern.SubexpIndex(e.Group) < 0 {
+			return ferr("entropy.group", "pattern has no named group %q", e.Group)
+		}
+		if e.Min <= 0 {
+			return ferr("entropy.min", "must be positive")
+		}
+	}
+	if r.Check != "" {
+		if f, ok := changeChecks[r.Check]; ok {
+			if r.Scope != "change" {
+				return ferr("check", "%q is a change-level check; set scope: change", r.Check)
+			}
+			c.changeCheck = f
+		} else if f, ok := fileChecks[r.Check]; ok {
+			if r.Scope == "change" {
+				return ferr("check", "%q is a per-file check; it cannot have scope: change", r.Check)
+			}
+			c.check = f
+		} else {
+			return ferr("check", "unknown check %q", r.Check)
+		}
+	}
+	if r.Scope == "change" && c.changeCheck == nil {
+		return ferr("check", "scope: change needs a change-level check")
+	}
+	if c.pattern == nil && c.check == nil && c.changeCheck == nil {
+		return ferr("pattern", "required (or a check)")
+	}
+	if len(r.Positive) == 0 {
+		return ferr("positive", "at least one positive example is required")
+	}
+	if len(r.Negative) == 0 {
+		return ferr("negative", "at least one negative example is required")
+	}
+	for i, ex := range append(append([]Example(nil), r.Positive...), r.Negative...) {
+		kind, idx := "positive", i
+		if i >= len(r.Positive) {
+			kind, idx = "negative", i-len(r.Positive)
+		}
+		if strings.TrimSpace(ex.Path) == "" {
+			return ferr(fmt.Sprintf("%s[%d].path", kind, idx), "required")
+		}
+		if ex.Code == "" && ex.Before == "" {
+			return ferr(fmt.Sprintf("%s[%d].code", kind, idx), "required")
+		}
+	}
+	return nil
+}
+
+// globToRegexp converts a path glob (*, **, ?, {a,b}, [..]) to a regexp. A
+// glob without '/' matches the base name.
+func globToRegexp(g string) (*regexp.Regexp, error) {
+	if g == "" {
+		return nil, fmt.Errorf("empty glob")
+	}
+	base := !strings.Contains(g, "/")
+	var sb strings.Builder
+	if base {
+		sb.WriteString(`(^|/)`)
+	} else {
+		sb.WriteString(`^`)
+		g = strings.TrimPrefix(g, "/")
+	}
+	inBrace := 0
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch c {
+		case '*':
+			if i+1 < len(g) && g[i+1] == '*' {
+				i++
+				if i+1 < len(g) && g[i+1] == '/' {
+					i++
+					sb.WriteString(`(.*/)?`)
+				} else {
+					sb.WriteString(`.*`)
+				}
+			} else {
+				sb.WriteString(`[^/]*`)
+			}
+		case '?':
+			sb.WriteString(`[^/]`)
+		case '{':
+			inBrace++
+			sb.WriteString(`(?:`)
+		case '}':
+			if inBrace == 0 {
+				return nil, fmt.Errorf("unbalanced } in glob %q", g)
+			}
+			inBrace--
+			sb.WriteString(`)`)
+		case ',':
+			if inBrace > 0 {
+				sb.WriteString(`|`)
+			} else {
+				sb.WriteString(`,`)
+			}
+		case '[':
+			j := strings.IndexByte(g[i:], ']')
+			if j < 0 {
+				return nil, fmt.Errorf("unbalanced [ in glob %q", g)
+			}
+			sb.WriteString(g[i : i+j+1])
+			i += j
+		default:
+			sb.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	if inBrace != 0 {
+		return nil, fmt.Errorf("unbalanced { in glob %q", g)
+	}
+	sb.WriteString(`$`)
+	return regexp.Compile(sb.String())
+}
+
+func (r *Rule) appliesTo(f *File) bool {
+	c := r.c
+	if c.langs != nil && !c.langs[f.Language] {
+		return false
+	}
+	p := path.Clean(f.Path)
+	if len(c.paths) > 0 {
+		ok := false
+		for _, re := range c.paths {
+			if re.MatchString(p) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, re := range c.exclude {
+		if re.MatchString(p) {
+			return false
+		}
+	}
+	switch r.Tests {
+	case "only":
+		if !IsTestPath(p) {
+			return false
+		}
+	case "exclude":
+		if IsTestPath(p) {
+			return false
+		}
+	}
+	return true
+}
