@@ -6,7 +6,7 @@
 #   bash bench/findings.sh 1000 100000     # chosen sizes (number of findings)
 #
 # For every size it generates (once; reused while the size, seed and
-# generator are unchanged) two bundles in bench/out/: a "pass" bundle where
+# generator are unchanged) two bundles in bench/.out/: a "pass" bundle where
 # nothing blocks and a "block" bundle where every 997th finding blocks. The
 # pass bundle is timed RUNS times per tool (default 5, 3 from 1M findings;
 # override with BENCH_RUNS=N), reporting the median wall time and the
@@ -20,13 +20,13 @@
 # as success. Both bundles are also checked for parity: jq and the gate must
 # agree on blocked/not blocked, or a PARITY FAIL line is printed and the
 # script exits 1. The result is a Markdown table on stdout, also written to
-# bench/out/findings-bench.md. Progress goes to stderr.
+# bench/.out/findings-bench.md. Progress goes to stderr.
 #
 # Missing jq or GNU time are installed by scripts/deps.sh. Go must be on PATH.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=bench/out
+OUT=bench/.out
 SEED=${BENCH_SEED:-1}
 BLOCK_EVERY=997
 JQ_GATE='[.findings[] | select(.blocking == true)] | length == 0'
@@ -54,7 +54,7 @@ bash scripts/deps.sh # jq and GNU time, installed when missing
 command -v go >/dev/null 2>&1 || die "go is not on PATH (this repository needs Go; see go.mod)"
 
 mkdir -p "$OUT"
-# Bundles reach gigabytes: keep everything in bench/out out of git.
+# Bundles reach gigabytes: keep everything in bench/.out out of git.
 [[ -f $OUT/.gitignore ]] || printf '*\n' >"$OUT/.gitignore"
 log "building $OUT/diffpal and $OUT/gen"
 go build -o "$OUT/diffpal" ./cmd/diffpal

@@ -6,7 +6,7 @@
 #   bash bench/review.sh                  # 2000 files, 200000 added lines
 #   FILES=4000 LINES=400000 bash bench/review.sh
 #
-# It builds diffpal, installs gitleaks (pinned) into bench/out with
+# It builds diffpal, installs gitleaks (pinned) into bench/.out with
 # `go install`, generates the repository with bench/genrepo (deterministic),
 # runs each tool RUNS times (default 3) and prints median wall seconds,
 # peak RSS and the ratios. Targets: review <= 2x git diff, faster than
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/deps.sh
-OUT=bench/out
+OUT=bench/.out
 FILES=${FILES:-2000}
 LINES=${LINES:-200000}
 RUNS=${RUNS:-3}
@@ -24,7 +24,8 @@ mkdir -p "$OUT"
 
 echo "building diffpal and installing gitleaks $GITLEAKS_VERSION" >&2
 go build -o "$OUT/diffpal" ./cmd/diffpal
-if ! "$OUT/gitleaks" version 2>/dev/null | grep -q "${GITLEAKS_VERSION#v}"; then
+# (a go-installed gitleaks does not know its own version; ask the binary's build info)
+if ! go version -m "$OUT/gitleaks" 2>/dev/null | grep -q "gitleaks/v8.*$GITLEAKS_VERSION"; then
 	GOBIN="$PWD/$OUT" go install "github.com/zricethezav/gitleaks/v8@$GITLEAKS_VERSION"
 fi
 REPO=$OUT/repo-$FILES-$LINES
@@ -52,7 +53,7 @@ measure() {
 				exit 1
 			fi
 		}
-		read -r s k <"$tf"
+		read -r s k < <(tail -n 1 "$tf")
 		rm -f "$tf"
 		times+=("$s")
 		((k > rss)) && rss=$k
@@ -65,8 +66,9 @@ measure() {
 echo "measuring ($RUNS runs each) on $CHANGED files, $ADDED added lines" >&2
 read -r t_git m_git < <(measure "git diff" git -C "$REPO" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
 read -r t_dp m_dp < <(measure "diffpal review" "$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never)
-read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-path /dev/null "$REPO")
-FINDINGS=$("$OUT/diffpal" gate --block-on low "$OUT/review-out/findings.json" 2>&1 | sed -n 's/.*findings=\([0-9]*\).*/\1/p')
+read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path /dev/null "$REPO")
+FINDINGS=$({ "$OUT/diffpal" gate --block-on low "$OUT/review-out/findings.json" 2>&1 || true; } | sed -n 's/.*findings=\([0-9]*\).*/\1/p')
+LEAKS=$({ "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path - "$REPO" 2>/dev/null || true; } | grep -c '"RuleID"' || true)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 cat <<TABLE
@@ -74,5 +76,5 @@ cat <<TABLE
 |---|---|---:|---:|---:|---:|
 | $CHANGED files, $ADDED added lines | git diff (floor) | $t_git | $m_git | 1.00 | |
 | | diffpal review ($FINDINGS findings) | $t_dp | $m_dp | $(ratio "$t_dp" "$t_git") | $(ratio "$t_dp" "$t_gl") |
-| | gitleaks $GITLEAKS_VERSION git | $t_gl | $m_gl | $(ratio "$t_gl" "$t_git") | 1.00 |
+| | gitleaks $GITLEAKS_VERSION git ($LEAKS leaks) | $t_gl | $m_gl | $(ratio "$t_gl" "$t_git") | 1.00 |
 TABLE

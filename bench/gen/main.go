@@ -1,7 +1,7 @@
 // Command gen writes a deterministic, valid v3 findings bundle of any size
 // for benchmarks:
 //
-//	go run ./bench/gen -n 100000 -o bench/out/findings-100000.json
+//	go run ./bench/gen -n 100000 -o bench/.out/findings-100000.json
 //	go run ./bench/gen -n 1000000 -blocking-every 1000 -o big-blocked.json
 //
 // Findings look like real review output: varied paths (some non-ASCII),

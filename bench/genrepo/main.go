@@ -17,7 +17,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("o", "bench/out/repo", "repository directory (recreated)")
+	dir := flag.String("o", "bench/.out/repo", "repository directory (recreated)")
 	files := flag.Int("files", 2000, "changed files")
 	lines := flag.Int("lines", 200000, "added lines in total")
 	seed := flag.Uint64("seed", 1, "random seed")
