@@ -28,6 +28,9 @@ type ChangeOptions struct {
 	Repository string
 	// MaxItems caps the evidence packet (default evidence.MaxRefs).
 	MaxItems int
+	// NoPacket leaves Packet nil; the caller builds it (BuildPacket), for
+	// example concurrently with other work.
+	NoPacket bool
 }
 
 // ChangedFile is one file in scope.
@@ -71,12 +74,45 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	if c.Repository == "" {
 		c.Repository = repositoryID(ctx, r, root)
 	}
+	// For committed ranges the new contents are fetched while git computes
+	// the patch: `diff --raw` lists the blobs quickly, cat-file streams
+	// them, and both overlap with the (slower) patch diff.
+	type prefetch struct {
+		data map[string][]byte
+		err  error
+	}
+	var pre chan prefetch
+	if !rg.Worktree {
+		pre = make(chan prefetch, 1)
+		go func() {
+			ids, err := r.ChangedBlobs(ctx, rg.DiffBase, rg.Head)
+			if err != nil || len(ids) == 0 {
+				pre <- prefetch{err: err}
+				return
+			}
+			blobs, err := r.Blobs(ctx)
+			if err != nil {
+				pre <- prefetch{err: err}
+				return
+			}
+			data, err := blobs.ReadMany(ids)
+			blobs.Close()
+			m := make(map[string][]byte, len(ids))
+			for i, id := range ids {
+				m[id] = data[i]
+			}
+			pre <- prefetch{data: m, err: err}
+		}()
+	}
 	if rg.Worktree {
 		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, "", o.Paths...)
 	} else {
 		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, rg.Head, o.Paths...)
 	}
 	if err != nil {
+		if pre != nil {
+			<-pre
+		}
 		return nil, err
 	}
 	files, err := diff.Parse(c.RawDiff)
@@ -101,12 +137,14 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 			o.Scope.Ignore = scope.ParseIgnore(data)
 		}
 	}
-	var blobs *git.BlobReader
-	defer func() {
-		if blobs != nil {
-			blobs.Close()
+	var blobData map[string][]byte
+	if pre != nil {
+		p := <-pre
+		if p.err != nil {
+			return nil, fmt.Errorf("read changed files at %s: %w", short(rg.Head), p.err)
 		}
-	}()
+		blobData = p.data
+	}
 	for _, f := range files {
 		cf := &ChangedFile{Diff: f}
 		cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
@@ -119,15 +157,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
 				}
 			} else if f.NewBlob != "" {
-				if blobs == nil {
-					if blobs, err = r.Blobs(ctx); err != nil {
-						return nil, err
-					}
-				}
-				var ok bool
-				if data, ok, err = blobs.Read(f.NewBlob); err != nil {
-					return nil, fmt.Errorf("read %s at %s: %w", f.NewPath, short(rg.Head), err)
-				} else if !ok {
+				if data = blobData[f.NewBlob]; data == nil {
 					return nil, fmt.Errorf("read %s: blob %s missing", f.NewPath, f.NewBlob)
 				}
 			}
@@ -146,20 +176,26 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		}
 		c.Files = append(c.Files, cf)
 	}
+	if !o.NoPacket {
+		if c.Packet, err = c.BuildPacket(o.MaxItems); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// BuildPacket builds the change's evidence packet.
+func (c *Change) BuildPacket(maxItems int) (*evidence.Packet, error) {
 	ef := make([]evidence.File, len(c.Files))
 	for i, f := range c.Files {
 		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content}
 	}
-	head := rg.Head
-	if rg.Worktree {
+	head := c.Range.Head
+	if c.Range.Worktree {
 		head = ""
 	}
-	c.Packet, err = evidence.Build(c.RawDiff, ef, evidence.Options{
-		Repository: c.Repository, BaseSHA: rg.DiffBase, HeadSHA: head, MaxItems: o.MaxItems})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return evidence.Build(c.RawDiff, ef, evidence.Options{
+		Repository: c.Repository, BaseSHA: c.Range.DiffBase, HeadSHA: head, MaxItems: maxItems})
 }
 
 // untracked turns untracked files into "added" diff files, so a work-tree

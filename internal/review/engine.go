@@ -117,7 +117,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	progress("reading the change")
-	ch, err := LoadChange(ctx, o.Change)
+	co := o.Change
+	co.NoPacket = true
+	ch, err := LoadChange(ctx, co)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +130,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.Provider = b
 	}
+	files := ruleFiles(ch)
+	// The evidence packet and the provider's file-only work are
+	// independent: do them at the same time.
+	var packetErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ch.Packet, packetErr = ch.BuildPacket(o.Change.MaxItems)
+	}()
+	if p, ok := o.Provider.(Preparer); ok {
+		progress("matching rules")
+		p.Prepare(ctx, files)
+	}
+	<-done
+	if packetErr != nil {
+		return nil, packetErr
+	}
 	e := &engine{o: o, ch: ch, now: now}
 	e.audit = Audit{Provider: o.Provider.Name(), Range: ch.Range, FilterMode: o.FilterMode, Skips: ch.Skips}
 	if e.audit.Skips == nil {
 		e.audit.Skips = []scope.Skip{}
 	}
-	e.files = ruleFiles(ch)
+	e.files = files
 	for _, f := range ch.Files {
 		a, r := f.Diff.Stats()
 		e.audit.AddedLines += a
@@ -156,6 +175,16 @@ type engine struct {
 	session qa.Session
 	bundle  *findings.Bundle
 	drops   map[string]*Drop
+	syms    []rules.Symbol
+	symsOK  bool
+}
+
+// symbols are the explorer's changed symbols, computed once per review.
+func (e *engine) symbols() []rules.Symbol {
+	if !e.symsOK {
+		e.syms, e.symsOK = rules.ChangedSymbols(e.files), true
+	}
+	return e.syms
 }
 
 // ruleFiles converts the change into the rule engine's view.

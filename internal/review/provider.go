@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -61,6 +62,12 @@ type Provider interface {
 	ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error)
 }
 
+// Preparer is an optional Provider capability: work that depends only on
+// the files, which the engine runs while it builds the evidence packet.
+type Preparer interface {
+	Prepare(ctx context.Context, files []*rules.File)
+}
+
 // Builtin is the offline, deterministic rule-pack provider.
 type Builtin struct {
 	Rules *rules.Set
@@ -86,12 +93,7 @@ func (b *Builtin) Name() string { return "builtin" }
 // hands each profile the hits of the checklists it answers for.
 func (b *Builtin) ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error) {
 	start := b.Now()
-	b.once.Do(func() {
-		for _, f := range req.Files {
-			b.hits = append(b.hits, b.Rules.MatchFile(f, nil)...)
-		}
-		b.hits = append(b.hits, b.Rules.MatchChange(req.Files, nil)...)
-	})
+	b.Prepare(ctx, req.Files)
 	if err := ctx.Err(); err != nil {
 		return ProfileResult{}, err
 	}
@@ -108,6 +110,35 @@ func (b *Builtin) ReviewProfile(ctx context.Context, req ProfileRequest) (Profil
 	}
 	res.Completed = b.Now()
 	return res, nil
+}
+
+// Prepare runs every rule once over the change (Preparer).
+func (b *Builtin) Prepare(ctx context.Context, files []*rules.File) {
+	b.once.Do(func() {
+		// Files are independent: match them on every core, then keep the
+		// results in file order so output does not depend on scheduling.
+		per := make([][]rules.Hit, len(files))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					per[i] = b.Rules.MatchFile(files[i], nil)
+				}
+			}()
+		}
+		for i := range files {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for _, h := range per {
+			b.hits = append(b.hits, h...)
+		}
+		b.hits = append(b.hits, b.Rules.MatchChange(files, nil)...)
+	})
 }
 
 func fromHit(h rules.Hit) Candidate {

@@ -418,7 +418,7 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 // used, mapped to evidence refs.
 func (e *engine) evidenceMap() []qa.EvidenceMapEntry {
 	var out []qa.EvidenceMapEntry
-	for _, s := range rules.ChangedSymbols(e.files) {
+	for _, s := range e.symbols() {
 		if len(out) >= 500 {
 			break
 		}
@@ -477,7 +477,7 @@ func (e *engine) riskSignals(groups []*group) *qa.RiskSignals {
 		rs.HighBlastRadius = true
 		why = append(why, fmt.Sprintf("%d files changed", n))
 	}
-	for _, s := range rules.ChangedSymbols(e.files) {
+	for _, s := range e.symbols() {
 		if len(s.UsedIn) >= 10 {
 			rs.HighBlastRadius = true
 			why = append(why, fmt.Sprintf("%s is used in %d places", s.Name, len(s.UsedIn)))

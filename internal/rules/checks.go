@@ -200,6 +200,7 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 		}
 	}
 	var hits []Hit
+	var idx *useIndex // built on the first changed signature only
 	for _, fc := range ctxs {
 		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" {
 			continue
@@ -218,7 +219,10 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 			if !ok || o.kind != d.kind || paramsOf(o.text) == paramsOf(d.text) {
 				continue
 			}
-			uses := usesOf(d.name, fc.f, ctxs, true)
+			if idx == nil {
+				idx = newUseIndex(ctxs)
+			}
+			uses := idx.usesOf(d.name, fc.f, true)
 			if len(uses) == 0 {
 				continue
 			}

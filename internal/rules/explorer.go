@@ -22,9 +22,14 @@ type Use struct {
 type defPattern struct {
 	kind string
 	re   *regexp.Regexp
+	lits []string // prefilter: one must occur for re to match
+	fold bool
 }
 
-func dp(kind, re string) defPattern { return defPattern{kind, regexp.MustCompile(re)} }
+func dp(kind, re string) defPattern {
+	lits, fold := requiredLiterals(re)
+	return defPattern{kind, regexp.MustCompile(re), lits, fold}
+}
 
 // defPatterns recognise definitions per language; each has a "name" group.
 var defPatterns = map[string][]defPattern{
@@ -96,6 +101,9 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 	for i, l := range lines {
 		m := masked(i)
 		for _, p := range pats {
+			if !anyLiteral(m, p.lits, p.fold) {
+				continue
+			}
 			sm := p.re.FindStringSubmatch(m)
 			if sm == nil {
 				continue
@@ -112,46 +120,115 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 }
 
 func addedDefs(fc *fileCtx) []def {
-	return definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.addedMasked[fc.f.Added[i].No] })
+	if !fc.defsDone {
+		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.addedMasked[fc.f.Added[i].No] })
+		fc.defsDone = true
+	}
+	return fc.defs
 }
 
 func removedDefs(fc *fileCtx) []def {
 	return definitions(fc.f.Language, fc.f.Removed, func(i int) string { return fc.removedMask[i] })
 }
 
-// usesOf finds references to name in the Content of the files other than
-// skip (masked, so comments and strings do not count).
-func usesOf(name string, skip *File, ctxs []*fileCtx, skipAdded bool) []Use {
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
-	var uses []Use
-	for _, fc := range ctxs {
-		if fc.f == skip || fc.f.Content == nil {
+// useIndex maps every identifier in the masked content of a set of files
+// to the lines that mention it, built once so that looking up the uses of
+// each changed symbol costs a map lookup instead of a scan of every line
+// (which made large changes quadratic).
+type useIndex struct {
+	ctxs  []*fileCtx
+	words map[string][]posting
+	added []map[int]bool
+}
+
+type posting struct {
+	file int
+	line int
+}
+
+func newUseIndex(ctxs []*fileCtx) *useIndex {
+	x := &useIndex{ctxs: ctxs, words: map[string][]posting{}, added: make([]map[int]bool, len(ctxs))}
+	for fi, fc := range ctxs {
+		x.added[fi] = map[int]bool{}
+		for _, l := range fc.f.Added {
+			x.added[fi][l.No] = true
+		}
+		if fc.f.Content == nil {
 			continue
 		}
-		added := map[int]bool{}
-		if skipAdded {
-			for _, l := range fc.f.Added {
-				added[l.No] = true
+		seen := map[string]bool{}
+		for i, m := range fc.masked {
+			clear(seen)
+			for j := 0; j < len(m); {
+				if !isWordByte(m[j]) {
+					j++
+					continue
+				}
+				k := j
+				for k < len(m) && isWordByte(m[k]) {
+					k++
+				}
+				w := m[j:k]
+				j = k
+				if len(w) < 3 || seen[w] {
+					continue
+				}
+				seen[w] = true
+				x.words[w] = append(x.words[w], posting{file: fi, line: i + 1})
 			}
 		}
-		for i, m := range fc.masked {
-			if added[i+1] {
+	}
+	return x
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// usesOf finds references to name in the Content of the files other than
+// skip (masked, so comments and strings do not count), at most 50.
+func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
+	var uses []Use
+	plain := true
+	for i := 0; i < len(name); i++ {
+		plain = plain && isWordByte(name[i])
+	}
+	if !plain {
+		// Names such as Ruby's valid? are not single words: scan.
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `(?:\W|$)`)
+		for fi, fc := range x.ctxs {
+			if fc.f == skip || fc.f.Content == nil {
 				continue
 			}
-			if re.MatchString(m) {
-				uses = append(uses, Use{Path: fc.f.Path, Line: i + 1})
-				if len(uses) >= 50 {
-					return uses
+			for i, m := range fc.masked {
+				if skipAdded && x.added[fi][i+1] {
+					continue
+				}
+				if re.MatchString(m) {
+					uses = append(uses, Use{Path: fc.f.Path, Line: i + 1})
+					if len(uses) >= 50 {
+						return uses
+					}
 				}
 			}
+		}
+		return uses
+	}
+	for _, p := range x.words[name] {
+		fc := x.ctxs[p.file]
+		if fc.f == skip || (skipAdded && x.added[p.file][p.line]) {
+			continue
+		}
+		uses = append(uses, Use{Path: fc.f.Path, Line: p.line})
+		if len(uses) >= 50 {
+			break
 		}
 	}
 	return uses
 }
 
-// ChangedSymbols lists the definitions on added lines (functions, methods,
-// types, classes, constants) and where they are used in the other files'
-// Content.
+// ChangedSymbols returns the definitions on added lines and their uses in
+// the other changed files.
 func ChangedSymbols(files []*File) []Symbol {
 	ctxs := make([]*fileCtx, 0, len(files))
 	for _, f := range files {
@@ -160,11 +237,12 @@ func ChangedSymbols(files []*File) []Symbol {
 		}
 	}
 	var out []Symbol
+	idx := newUseIndex(ctxs)
 	for _, fc := range ctxs {
 		for _, d := range addedDefs(fc) {
 			out = append(out, Symbol{
 				Name: d.name, Kind: d.kind, Path: fc.f.Path, Line: d.line,
-				UsedIn: usesOf(d.name, fc.f, ctxs, false),
+				UsedIn: idx.usesOf(d.name, fc.f, false),
 			})
 		}
 	}

@@ -16,10 +16,16 @@ type fileCtx struct {
 	removedMask []string       // masked removed lines, parallel to f.Removed
 	raw         string         // raw text for file_requires/file_unless
 	sparse      map[int]string // raw added lines when Content is nil
+	defs        []def          // definitions on added lines, once computed
+	defsDone    bool
 }
 
 func newFileCtx(f *File) *fileCtx {
+	if f.ctx != nil {
+		return f.ctx
+	}
 	fc := &fileCtx{f: f, addedMasked: map[int]string{}}
+	defer func() { f.ctx = fc }()
 	if f.Content != nil {
 		fc.masked = MaskLines(f.Language, f.Content)
 		fc.raw = strings.Join(f.Content, "\n")
@@ -118,6 +124,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	}
 	var fc *fileCtx
 	var hits []Hit
+	var lineRules []*Rule // added-scope rules, run line by line below
 	for _, r := range s.rules {
 		if r.Scope == "change" || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
 			continue
@@ -131,19 +138,16 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		if fc == nil {
 			fc = newFileCtx(f)
 		}
-		if r.c.fileRequires != nil && !r.c.fileRequires.MatchString(fc.raw) {
+		// Whole-file patterns are only run when their literals occur.
+		if r.c.fileRequires != nil && (!anyLiteral(fc.raw, r.c.fileReqLits, r.c.fileReqFold) || !r.c.fileRequires.MatchString(fc.raw)) {
 			continue
 		}
-		if r.c.fileUnless != nil && r.c.fileUnless.MatchString(fc.raw) {
+		if r.c.fileUnless != nil && anyLiteral(fc.raw, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
 			continue
 		}
 		switch r.Scope {
 		case "added":
-			for _, l := range f.Added {
-				if h, ok := r.matchNewLine(fc, l.No, l.Text, fc.addedMasked[l.No]); ok {
-					hits = append(hits, h)
-				}
-			}
+			lineRules = append(lineRules, r)
 			if r.Block != nil {
 				hits = append(hits, r.matchEmptiedBlocks(fc)...)
 			}
@@ -158,6 +162,33 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			}
 		case "removed":
 			hits = append(hits, r.matchRemoved(fc)...)
+		}
+	}
+	if len(lineRules) > 0 {
+		// One literal scan of each line (raw and masked) decides which
+		// rules' regexps can possibly match it.
+		rawBits := make([]uint64, s.lits.words)
+		maskBits := make([]uint64, s.lits.words)
+		for _, l := range f.Added {
+			masked := fc.addedMasked[l.No]
+			s.lits.scan(l.Text, rawBits)
+			if masked == l.Text {
+				copy(maskBits, rawBits) // no comment or string on the line
+			} else {
+				s.lits.scan(masked, maskBits)
+			}
+			for _, r := range lineRules {
+				bits, text := maskBits, masked
+				if r.MatchIn == "raw" {
+					bits, text = rawBits, l.Text
+				}
+				if !r.c.present(bits, text) {
+					continue
+				}
+				if h, ok := r.matchNewLine(fc, l.No, l.Text, masked); ok {
+					hits = append(hits, h)
+				}
+			}
 		}
 	}
 	return finishHits(s, hits)
@@ -231,6 +262,9 @@ func (r *Rule) matchLine(raw, masked string) ([]int, bool) {
 	}
 	var m []int
 	if c.pattern != nil {
+		if !c.mayMatch(text) {
+			return nil, false
+		}
 		m = c.pattern.FindStringSubmatchIndex(text)
 		if m == nil {
 			return nil, false

@@ -29,6 +29,11 @@ type File struct {
 	Added    []Line   // added lines (new-side line numbers), in order
 	Removed  []Line   // removed lines (old-side numbers), in order
 	Content  []string // the whole new file, index i = line i+1 (nil if deleted or unavailable)
+
+	// ctx caches the masked views so that MatchFile, MatchChange and
+	// ChangedSymbols mask each file once; a File must not be changed after
+	// it was first matched.
+	ctx *fileCtx
 }
 
 // Hit is one rule match.
@@ -190,6 +195,16 @@ type compiled struct {
 	changeCheck  changeCheckFunc
 	secretGroup  int
 	secretUnless *regexp.Regexp
+
+	// prefilter holds literals of which at least one must occur in a line
+	// for pattern to match (lower-cased when fold); nil when none could be
+	// derived. Checking them first skips the regexp on almost every line.
+	prefilter []string
+	fold      bool
+	litIDs    []int // prefilter literals' ids in the Set's literalIndex
+
+	fileReqLits, fileUnlessLits []string // prefilters of file_requires/file_unless
+	fileReqFold, fileUnlessFold bool
 }
 
 // Set is a compiled collection of rules.
@@ -197,6 +212,7 @@ type Set struct {
 	rules    []*Rule
 	byID     map[string]*Rule
 	profiles []string
+	lits     *literalIndex
 }
 
 type pack struct {
@@ -347,6 +363,7 @@ func (s *Set) finish() error {
 			s.profiles = append(s.profiles, p)
 		}
 	}
+	s.buildPrefilter()
 	return nil
 }
 
@@ -457,6 +474,9 @@ func compileRule(r *Rule) error {
 	if c.pattern, err = compileRE("pattern", r.Pattern); err != nil {
 		return err
 	}
+	if r.Pattern != "" {
+		c.prefilter, c.fold = requiredLiterals(r.Pattern)
+	}
 	if c.notPattern, err = compileRE("not_pattern", r.NotPattern); err != nil {
 		return err
 	}
@@ -494,6 +514,12 @@ func compileRule(r *Rule) error {
 			return ferr(fmt.Sprintf("exclude_paths[%d]", i), "%v", err)
 		}
 		c.exclude = append(c.exclude, re)
+	}
+	if r.FileRequires != "" {
+		c.fileReqLits, c.fileReqFold = requiredLiterals(r.FileRequires)
+	}
+	if r.FileUnless != "" {
+		c.fileUnlessLits, c.fileUnlessFold = requiredLiterals(r.FileUnless)
 	}
 	if c.fileRequires, err = compileRE("file_requires", r.FileRequires); err != nil {
 		return err

@@ -1,0 +1,327 @@
+package rules
+
+import (
+	rsyntax "regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// requiredLiterals derives from a pattern a set of literals at least one
+// of which every match must contain. The set is nil when the pattern has
+// no such literals of two or more bytes (then every line goes to the
+// regexp). fold reports case-insensitive literals, returned lower-cased.
+func requiredLiterals(pattern string) (lits []string, fold bool) {
+	re, err := rsyntax.Parse(pattern, rsyntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	set, ok := necessary(re.Simplify())
+	if !ok || len(set) == 0 {
+		return nil, false
+	}
+	for _, l := range set {
+		if len(l.s) < 2 {
+			return nil, false
+		}
+		fold = fold || l.fold
+	}
+	out := make([]string, len(set))
+	for i, l := range set {
+		out[i] = l.s
+		if fold {
+			out[i] = strings.ToLower(l.s)
+		}
+	}
+	return out, fold
+}
+
+type lit struct {
+	s    string
+	fold bool
+}
+
+// necessary returns alternatives of which one must appear in any match.
+func necessary(re *rsyntax.Regexp) ([]lit, bool) {
+	switch re.Op {
+	case rsyntax.OpLiteral:
+		return []lit{{string(re.Rune), re.Flags&rsyntax.FoldCase != 0}}, true
+	case rsyntax.OpCapture, rsyntax.OpPlus:
+		return necessary(re.Sub[0])
+	case rsyntax.OpRepeat:
+		if re.Min >= 1 {
+			return necessary(re.Sub[0])
+		}
+	case rsyntax.OpConcat:
+		// Runs of literals and small character classes expand into exact
+		// strings ("gh" [ops] "_" -> ghp_, gho_, ghs_); otherwise keep the
+		// most selective child (whose shortest alternative is longest).
+		var best []lit
+		bestLen := 0
+		consider := func(set []lit) {
+			if n := shortest(set); n > bestLen {
+				best, bestLen = set, n
+			}
+		}
+		run := []lit{{}}
+		flush := func() {
+			if len(run) > 0 && run[0].s != "" {
+				consider(run)
+			}
+			run = []lit{{}}
+		}
+		for _, sub := range re.Sub {
+			switch {
+			case sub.Op == rsyntax.OpLiteral:
+				fold := sub.Flags&rsyntax.FoldCase != 0
+				for i := range run {
+					run[i].s += string(sub.Rune)
+					run[i].fold = run[i].fold || fold
+				}
+				continue
+			case sub.Op == rsyntax.OpCharClass && len(run[0].s) > 0:
+				if chars := classRunes(sub); chars != nil && len(chars)*len(run) <= 64 {
+					var next []lit
+					for _, r := range run {
+						for _, c := range chars {
+							next = append(next, lit{r.s + string(c), r.fold})
+						}
+					}
+					run = next
+					continue
+				}
+			}
+			flush()
+			if set, ok := necessary(sub); ok {
+				consider(set)
+			}
+		}
+		flush()
+		return best, best != nil
+	case rsyntax.OpAlternate:
+		var out []lit
+		for _, sub := range re.Sub {
+			set, ok := necessary(sub)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, set...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// classRunes lists a character class's runes when it has at most 8.
+func classRunes(re *rsyntax.Regexp) []rune {
+	var out []rune
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+			if len(out) == 8 {
+				return nil
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func shortest(set []lit) int {
+	n := -1
+	for _, l := range set {
+		if n < 0 || len(l.s) < n {
+			n = len(l.s)
+		}
+	}
+	return n
+}
+
+// mayMatch is the prefilter test for one line of text.
+func (c *compiled) mayMatch(text string) bool {
+	if c.prefilter == nil {
+		return true
+	}
+	for _, l := range c.prefilter {
+		if c.fold {
+			if containsFold(text, l) {
+				return true
+			}
+		} else if strings.Contains(text, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case needle ignoring
+// case. ASCII needles (all of the builtin packs') are searched byte-wise
+// without allocating; others fall back to lower-casing s.
+func containsFold(s, needle string) bool {
+	for i := 0; i < len(needle); i++ {
+		if needle[i] >= utf8.RuneSelf {
+			return strings.Contains(strings.ToLower(s), needle)
+		}
+	}
+	n := len(needle)
+	if n == 0 {
+		return true
+	}
+	first := needle[0]
+	for i := 0; i+n <= len(s); i++ {
+		if lower(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < n && lower(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// literalIndex finds, in one pass over a line, which of all rules'
+// prefilter literals occur in it (ASCII case-insensitively): an
+// Aho–Corasick automaton with a full byte transition table, so the cost
+// per line is one table lookup per byte whatever the number of rules.
+type literalIndex struct {
+	words int      // bitset width in uint64s
+	next  []int32  // state*256 + byte -> state
+	out   []uint64 // state*words.. -> literals ending here (incl. suffixes)
+}
+
+func newLiteralIndex(lits []string) *literalIndex {
+	x := &literalIndex{words: (len(lits) + 63) / 64}
+	if x.words == 0 {
+		x.words = 1
+	}
+	type node struct {
+		child map[byte]int32
+		fail  int32
+		out   []int
+	}
+	nodes := []node{{child: map[byte]int32{}}}
+	for id, l := range lits {
+		s := int32(0)
+		for i := 0; i < len(l); i++ {
+			c := lower(l[i])
+			nx, ok := nodes[s].child[c]
+			if !ok {
+				nx = int32(len(nodes))
+				nodes = append(nodes, node{child: map[byte]int32{}})
+				nodes[s].child[c] = nx
+			}
+			s = nx
+		}
+		nodes[s].out = append(nodes[s].out, id)
+	}
+	x.next = make([]int32, len(nodes)*256)
+	x.out = make([]uint64, len(nodes)*x.words)
+	queue := []int32{}
+	for c := 0; c < 256; c++ {
+		if nx, ok := nodes[0].child[byte(c)]; ok {
+			x.next[c] = nx
+			queue = append(queue, nx)
+		}
+	}
+	for _, id := range nodes[0].out {
+		x.out[id/64] |= 1 << (id % 64)
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		f := nodes[s].fail
+		for _, id := range nodes[s].out {
+			x.out[int(s)*x.words+id/64] |= 1 << (id % 64)
+		}
+		for w := 0; w < x.words; w++ {
+			x.out[int(s)*x.words+w] |= x.out[int(f)*x.words+w]
+		}
+		for c := 0; c < 256; c++ {
+			if nx, ok := nodes[s].child[byte(c)]; ok {
+				nodes[nx].fail = x.next[int(f)*256+c]
+				x.next[int(s)*256+c] = nx
+				queue = append(queue, nx)
+			} else {
+				x.next[int(s)*256+c] = x.next[int(f)*256+c]
+			}
+		}
+	}
+	return x
+}
+
+// scan sets in bits (len words) every literal occurring in s.
+func (x *literalIndex) scan(s string, bits []uint64) {
+	clear(bits)
+	st := int32(0)
+	for i := 0; i < len(s); i++ {
+		st = x.next[int(st)*256+int(lower(s[i]))]
+		o := x.out[int(st)*x.words : int(st+1)*x.words]
+		for w, v := range o {
+			bits[w] |= v
+		}
+	}
+}
+
+// buildPrefilter numbers every rule's literals and builds the index.
+func (s *Set) buildPrefilter() {
+	ids := map[string]int{}
+	var lits []string
+	for _, r := range s.rules {
+		c := r.c
+		if c == nil || c.prefilter == nil {
+			continue
+		}
+		c.litIDs = c.litIDs[:0]
+		for _, l := range c.prefilter {
+			k := strings.ToLower(l)
+			id, ok := ids[k]
+			if !ok {
+				id = len(lits)
+				ids[k] = id
+				lits = append(lits, k)
+			}
+			c.litIDs = append(c.litIDs, id)
+		}
+	}
+	s.lits = newLiteralIndex(lits)
+}
+
+// present reports whether the line's literal bits allow the rule; for
+// case-sensitive literals a case-insensitive hit is confirmed exactly.
+func (c *compiled) present(bits []uint64, text string) bool {
+	if c.prefilter == nil {
+		return true
+	}
+	for i, id := range c.litIDs {
+		if bits[id/64]&(1<<(id%64)) == 0 {
+			continue
+		}
+		if c.fold || strings.Contains(text, c.prefilter[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyLiteral reports whether text may contain a match given a pattern's
+// required literals (nil literals: always).
+func anyLiteral(text string, lits []string, fold bool) bool {
+	if lits == nil {
+		return true
+	}
+	for _, l := range lits {
+		if fold && containsFold(text, l) || !fold && strings.Contains(text, l) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestRequiredLiterals(t *testing.T) {
+	cases := []struct {
+		pattern string
+		want    []string
+		fold    bool
+	}{
+		{`InsecureSkipVerify\s*:\s*true`, []string{"InsecureSkipVerify"}, false},
+		{`(?i)password\s*=`, []string{"password"}, true},
+		{`\b(ghp|gho|ghs)_[A-Za-z0-9]{36}`, []string{"gho", "ghp", "ghs"}, false}, // simplified to gh[ops] and expanded back
+		{`^\s*(<<<<<<<|>>>>>>>)`, []string{"<<<<<<<", ">>>>>>>"}, false},
+		{`\w+\(`, nil, false},
+		{`a|bc`, nil, false},
+	}
+	for _, c := range cases {
+		got, fold := requiredLiterals(c.pattern)
+		if !slices.Equal(got, c.want) || fold != c.fold {
+			t.Errorf("%s: got %q fold=%v, want %q fold=%v", c.pattern, got, fold, c.want, c.fold)
+		}
+	}
+}
+
+// TestPrefilterNeverHidesAMatch checks, for every builtin rule, that a line
+// the pattern matches always passes the prefilter.
+func TestPrefilterNeverHidesAMatch(t *testing.T) {
+	set, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.rules {
+		if r.c.pattern == nil {
+			continue
+		}
+		for _, ex := range append(append([]Example(nil), r.Positive...), r.Negative...) {
+			for _, line := range SplitLines(ex.Code) {
+				for _, text := range []string{line, MaskLines(DetectLanguage(ex.Path, ""), []string{line})[0]} {
+					if r.c.pattern.MatchString(text) && !r.c.mayMatch(text) {
+						t.Errorf("rule %s: prefilter %q rejects matching line %q", r.ID, r.c.prefilter, text)
+					}
+				}
+			}
+		}
+	}
+	if !containsFold("x PassWord = 1", "password") || containsFold("pass word", "password") {
+		t.Error("containsFold")
+	}
+}
