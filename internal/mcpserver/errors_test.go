@@ -37,6 +37,13 @@ func (f *faultyStore) List(ctx context.Context) ([]store.Record, error) {
 	return f.Memory.List(ctx)
 }
 
+func (f *faultyStore) ListMeta(ctx context.Context) ([]store.Record, error) {
+	if f.failList {
+		return nil, errDisk
+	}
+	return f.Memory.ListMeta(ctx)
+}
+
 func (f *faultyStore) Delete(ctx context.Context, id string, exp int64) error {
 	if f.failDelete {
 		return errDisk
@@ -174,9 +181,10 @@ func errCases() []errCase {
 			return qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther}
 		}},
 		{qa.CodeStoreRead, func(t *testing.T, e *env) (string, any) {
-			s := start(t, e, false)
+			// Start always sweeps the store (capacity depends on it);
+			// reads sweep at most once a second.
 			e.store.(*faultyStore).failList = true
-			return qa.ToolGet, qa.GetInput{RunID: s.RunID}
+			return qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther}
 		}},
 		{qa.CodeStoreUpdate, func(t *testing.T, e *env) (string, any) {
 			s := start(t, e, false)

@@ -84,7 +84,12 @@ type Orchestrator struct {
 	models      ModelSelection
 	hostDefault bool
 	random      io.Reader
+	lastPurge   time.Time
 }
+
+// purgeEvery bounds how often lookups sweep the store for expired
+// sessions; Start always sweeps, because capacity depends on it.
+const purgeEvery = time.Second
 
 // New returns an Orchestrator for cfg.
 func New(cfg Config) (*Orchestrator, error) {
@@ -200,7 +205,7 @@ func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expe
 // purge removes expired sessions except keep, which the caller is about to
 // address and should see as "expired session" rather than "unknown run_id".
 func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([]store.Record, error) {
-	recs, err := o.store.List(ctx)
+	recs, err := o.store.ListMeta(ctx)
 	if err != nil {
 		return nil, storeError(CodeStoreRead, err)
 	}
@@ -220,8 +225,14 @@ func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([
 
 // lookup purges, then loads runID and applies the expiry rule.
 func (o *Orchestrator) lookup(ctx context.Context, runID string, now time.Time) (loaded, error) {
-	if _, err := o.purge(ctx, now, runID); err != nil {
-		return loaded{}, err
+	// Reads and transitions purge expired sessions at most once per
+	// purgeEvery: the looked-up session's own expiry is checked below
+	// regardless, so skipping a purge only delays removing others.
+	if o.lastPurge.IsZero() || now.Sub(o.lastPurge) >= purgeEvery || now.Before(o.lastPurge) {
+		if _, err := o.purge(ctx, now, runID); err != nil {
+			return loaded{}, err
+		}
+		o.lastPurge = now
 	}
 	rec, err := o.store.Get(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -85,3 +85,19 @@ func (m *Memory) List(ctx context.Context) ([]Record, error) {
 	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.RunID, b.RunID) })
 	return out, nil
 }
+
+// ListMeta implements Store.
+func (m *Memory) ListMeta(ctx context.Context) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Record, 0, len(m.recs))
+	for _, r := range m.recs {
+		r.Payload = nil
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.RunID, b.RunID) })
+	return out, nil
+}

@@ -68,4 +68,8 @@ type Store interface {
 	Delete(ctx context.Context, runID string, expected int64) error
 	// List returns every record, ordered by RunID ascending.
 	List(ctx context.Context) ([]Record, error)
+	// ListMeta is List without payloads (Payload nil): what purge,
+	// capacity and eviction need, without copying every session on every
+	// call.
+	ListMeta(ctx context.Context) ([]Record, error)
 }

@@ -165,6 +165,25 @@ func (s *Store) List(ctx context.Context) ([]store.Record, error) {
 	return out, nil
 }
 
+// ListMeta implements store.Store: the metadata columns only.
+func (s *Store) ListMeta(ctx context.Context) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL FROM qa_sessions ORDER BY run_id`)
+	if err != nil {
+		return nil, s.wrap("list", "", err)
+	}
+	out, err := scanAll(rows)
+	if err != nil {
+		return nil, s.wrap("list", "", err)
+	}
+	for i := range out {
+		out[i].Payload = nil
+	}
+	return out, nil
+}
+
 // Put implements store.Store. The record is checked (and passed to the
 // Validate hook) before anything is written, so a record that start-up
 // would refuse never reaches the file.

@@ -132,6 +132,21 @@ func Run(t *testing.T, newStore func() store.Store) {
 			t.Fatalf("List order = %v", got)
 		}
 		equal(t, got[1], rec("qar-b", 0))
+		meta, err := s.ListMeta(ctx)
+		if err != nil || len(meta) != 3 {
+			t.Fatalf("ListMeta = %v, %v", meta, err)
+		}
+		for i, m := range meta {
+			if m.Payload != nil {
+				t.Errorf("ListMeta[%d] carries a payload", i)
+			}
+			want := got[i]
+			want.Payload = nil
+			if m.RunID != want.RunID || m.Revision != want.Revision || m.Status != want.Status ||
+				m.Finalized != want.Finalized || !m.ExpiresAt.Equal(want.ExpiresAt) {
+				t.Errorf("ListMeta[%d] = %+v, want %+v", i, m, want)
+			}
+		}
 	})
 
 	t.Run("NoAliasing", func(t *testing.T) {
