@@ -281,6 +281,11 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 			return fmt.Errorf("provider %s, profile %s: %w", e.o.Provider.Name(), p, err)
 		}
 		results[p] = res
+		for reason, n := range res.Dropped {
+			for i := 0; i < n; i++ {
+				e.drop(reason, string(p))
+			}
+		}
 		for _, c := range res.Candidates {
 			if k := e.admit(c); k != nil {
 				k.profile = p

@@ -31,6 +31,10 @@ type Candidate struct {
 	Anchor  string `json:"anchor"`
 	// RuleProfile is the profile whose checklist produced the candidate.
 	RuleProfile string `json:"rule_profile"`
+	// EvidenceRefs are the packet refs the provider cites; refs not in the
+	// packet are dropped, and when none remain the engine cites the items
+	// covering the anchored lines.
+	EvidenceRefs []string `json:"evidence_refs,omitempty"`
 }
 
 // ProfileRequest asks a provider to review the change as one profile.
@@ -50,7 +54,18 @@ type ProfileRequest struct {
 type ProfileResult struct {
 	Candidates []Candidate
 	Gaps       []string
-	Attempts   int
+	// Unverified are points the provider could not verify.
+	Unverified []string
+	// Selection describes the evidence subset the provider was given,
+	// when it was not the whole packet (budgets).
+	Selection *qa.ContextSelection
+	// Dropped counts candidates the provider discarded, by reason.
+	Dropped  map[string]int
+	Attempts int
+	// AttemptLog is the per-attempt record for execution_metrics.
+	AttemptLog []qa.ExecutionAttempt
+	// CachedInputTokens counts prompt tokens served from a cache.
+	CachedInputTokens *int64
 	// InputTokens/OutputTokens are nil for providers without tokens.
 	InputTokens, OutputTokens *int64
 	Started, Completed        time.Time

@@ -192,7 +192,14 @@ func (e *engine) admit(c Candidate) *candidate {
 	if k.side == "LEFT" {
 		line = newSideOf(f.Diff, k.StartLine)
 	}
-	k.refs = e.ch.Packet.RefsAt(f.Path(), line, max(line, k.EndLine*boolInt(k.side == "RIGHT")))
+	for _, r := range c.EvidenceRefs {
+		if _, ok := e.ch.Packet.Item(r); ok && !slices.Contains(k.refs, r) {
+			k.refs = append(k.refs, r)
+		}
+	}
+	if len(k.refs) == 0 {
+		k.refs = e.ch.Packet.RefsAt(f.Path(), line, max(line, k.EndLine*boolInt(k.side == "RIGHT")))
+	}
 	if len(k.refs) == 0 {
 		for _, it := range e.ch.Packet.Items {
 			if it.Path != nil && *it.Path == f.Path() {
@@ -404,11 +411,17 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{Text: clip(gap, 2000)})
 		}
 	}
+	for _, u := range res.Unverified {
+		if len(r.Unverified) < maxSessionFindings {
+			r.Unverified = append(r.Unverified, qa.RefNote{Text: clip(u, 2000)})
+		}
+	}
+	r.ContextSelection = res.Selection
 	if !res.Started.IsZero() {
 		attempts := max(res.Attempts, 1)
 		r.ExecutionMetrics = &qa.ExecutionMetrics{
 			StartedAt: res.Started.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), CompletedAt: res.Completed.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"),
-			AttemptCount: &attempts, InputTokens: res.InputTokens, OutputTokens: res.OutputTokens,
+			AttemptCount: &attempts, Attempts: res.AttemptLog, InputTokens: res.InputTokens, OutputTokens: res.OutputTokens,
 		}
 	}
 	return r
