@@ -307,7 +307,15 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 			return ioErr(err)
 		}
 	} else {
-		writeTerminalSummary(opts.IO.Out, res, paths, useColor(opts.Color, opts.IO.Out), opts.Gate)
+		shown := map[string]string{}
+		wd, _ := os.Getwd()
+		for k, p := range paths {
+			shown[k] = p
+			if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+				shown[k] = rel
+			}
+		}
+		writeTerminalSummary(opts.IO.Out, res, shown, useColor(opts.Color, opts.IO.Out), opts.Gate)
 	}
 	if opts.Gate && blocking > 0 {
 		return silent(ExitGateBlocked)
