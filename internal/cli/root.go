@@ -69,6 +69,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		NewCmdSchema(ios, nil),
 		NewCmdVersion(ios, nil),
 		NewCmdMcp(ios, nil),
+		NewCmdInit(ios, nil),
+		NewCmdDoctor(ios, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

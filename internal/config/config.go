@@ -11,7 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -21,10 +23,16 @@ const DefaultPath = ".config/diffpal/config.yaml"
 
 // Config is the file's model.
 type Config struct {
-	Version string   `yaml:"version" json:"version"`
-	Review  Review   `yaml:"review" json:"review"`
-	Rules   Rules    `yaml:"rules" json:"rules"`
-	Ignores []Ignore `yaml:"ignores" json:"ignores"`
+	Version string `yaml:"version" json:"version"`
+	// Provider names the default provider: builtin, or a key of Providers.
+	Provider  string              `yaml:"provider" json:"provider,omitempty"`
+	Providers map[string]Provider `yaml:"providers" json:"providers,omitempty"`
+	// Stages route a profile (e.g. security_reviewer) or a pass
+	// (deep_review, synthesis) to a provider by name.
+	Stages  map[string]string `yaml:"stages" json:"stages,omitempty"`
+	Review  Review            `yaml:"review" json:"review"`
+	Rules   Rules             `yaml:"rules" json:"rules"`
+	Ignores []Ignore          `yaml:"ignores" json:"ignores"`
 
 	// Path is where the config was read from ("" for defaults).
 	Path string `yaml:"-" json:"-"`
@@ -41,6 +49,39 @@ type Review struct {
 	DefaultSkips  *bool    `yaml:"default_skips" json:"default_skips,omitempty"`
 	Bundle        string   `yaml:"bundle" json:"bundle,omitempty"`
 	Profile       string   `yaml:"profile" json:"profile,omitempty"`
+}
+
+// Provider configures one model provider. API keys are never stored here:
+// APIKeyEnv names the environment variable that holds the key.
+type Provider struct {
+	Type           string   `yaml:"type" json:"type"`
+	Model          string   `yaml:"model" json:"model,omitempty"`
+	BaseURL        string   `yaml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv      string   `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	Reasoning      string   `yaml:"reasoning" json:"reasoning,omitempty"`
+	Command        []string `yaml:"command" json:"command,omitempty"`
+	Timeout        string   `yaml:"timeout" json:"timeout,omitempty"`
+	MaxConcurrency int      `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
+	MaxBytes       int      `yaml:"max_bytes" json:"max_bytes,omitempty"`
+	MaxTokens      int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
+}
+
+// ProviderTypes are the supported provider types.
+var ProviderTypes = []string{"openai", "anthropic", "command"}
+
+// StageNames are the non-profile stages a provider can be routed to.
+var StageNames = []string{"deep_review", "synthesis"}
+
+// ProfileNames are the review profiles (QA-CONTRACT.md).
+var ProfileNames = []string{"pr_test_analyzer", "code_reviewer", "security_reviewer", "silent_failure_hunter",
+	"code_explorer", "typescript_reviewer", "react_reviewer", "ruby_reviewer", "python_reviewer", "mobile_reviewer"}
+
+// TimeoutOf parses a provider timeout (default d when empty).
+func (p Provider) TimeoutOf(d time.Duration) (time.Duration, error) {
+	if p.Timeout == "" {
+		return d, nil
+	}
+	return time.ParseDuration(p.Timeout)
 }
 
 // Rules adds user rule packs (paths relative to the repository root).
@@ -170,6 +211,56 @@ func (c *Config) Validate() []FieldError {
 			add(fmt.Sprintf("rules.packs[%d]", i), "must not be empty")
 		}
 	}
+	providerNames := map[string]bool{"builtin": true}
+	for name, p := range c.Providers {
+		f := "providers." + name
+		providerNames[name] = true
+		if name == "builtin" {
+			add(f, "the name builtin is reserved for the built-in rule provider")
+		}
+		if !oneOf(p.Type, ProviderTypes) {
+			add(f+".type", "must be one of %s, got %q", strings.Join(ProviderTypes, ", "), p.Type)
+			continue
+		}
+		switch p.Type {
+		case "command":
+			if len(p.Command) == 0 || strings.TrimSpace(p.Command[0]) == "" {
+				add(f+".command", "is required for type command (the agent CLI and its arguments)")
+			}
+		default:
+			if p.Model == "" {
+				add(f+".model", "is required for type %s", p.Type)
+			}
+			if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
+				add(f+".base_url", "must be an http(s) URL, got %q", p.BaseURL)
+			}
+		}
+		if p.Timeout != "" {
+			if d, err := time.ParseDuration(p.Timeout); err != nil || d <= 0 {
+				add(f+".timeout", "must be a positive duration such as 120s, got %q", p.Timeout)
+			}
+		}
+		if p.Reasoning != "" && !oneOf(p.Reasoning, []string{"none", "minimal", "low", "medium", "high"}) {
+			add(f+".reasoning", "must be one of none, minimal, low, medium, high, got %q", p.Reasoning)
+		}
+		for field, v := range map[string]int{"max_concurrency": p.MaxConcurrency, "max_bytes": p.MaxBytes, "max_tokens": p.MaxTokens} {
+			if v < 0 {
+				add(f+"."+field, "must not be negative, got %d", v)
+			}
+		}
+	}
+	if c.Provider != "" && !providerNames[c.Provider] {
+		add("provider", "names no configured provider: %q (want builtin or a key of providers)", c.Provider)
+	}
+	for stage, name := range c.Stages {
+		f := "stages." + stage
+		if !oneOf(stage, ProfileNames) && !oneOf(stage, StageNames) {
+			add(f, "unknown stage %q: want a profile id or one of %s", stage, strings.Join(StageNames, ", "))
+		}
+		if !providerNames[name] {
+			add(f, "names no configured provider: %q", name)
+		}
+	}
 	for i, ig := range c.Ignores {
 		f := fmt.Sprintf("ignores[%d]", i)
 		if strings.TrimSpace(ig.Reason) == "" {
@@ -179,6 +270,8 @@ func (c *Config) Validate() []FieldError {
 			add(f, "set at least one of rule, category or path")
 		}
 	}
+	// Map keys come in random order; report in a stable one.
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
 	return errs
 }
 

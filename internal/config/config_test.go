@@ -1,10 +1,15 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func TestParseValid(t *testing.T) {
@@ -78,5 +83,101 @@ func TestLoad(t *testing.T) {
 	_, err = Load(root, "")
 	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "ignores[0].reason") {
 		t.Errorf("error must name the file and the field: %v", err)
+	}
+}
+
+func TestProviders(t *testing.T) {
+	c, err := Parse([]byte(`version: v1
+provider: openai
+providers:
+  openai: {type: openai, model: gpt-x, base_url: "http://127.0.0.1:8080/v1", timeout: 30s, reasoning: low}
+  agent: {type: command, command: [claude, -p]}
+stages:
+  security_reviewer: agent
+  synthesis: openai
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := c.Providers["openai"].TimeoutOf(0); d.Seconds() != 30 {
+		t.Errorf("timeout = %v", d)
+	}
+	_, err = Parse([]byte(`version: v1
+provider: nope
+providers:
+  builtin: {type: openai, model: x}
+  a: {type: gemini}
+  b: {type: openai, base_url: ftp://x, timeout: soon, reasoning: max, max_bytes: -1}
+  c: {type: command}
+stages:
+  reviewer: b
+  code_reviewer: zzz
+`))
+	for _, want := range []string{
+		`provider: names no configured provider: "nope"`,
+		"providers.builtin: the name builtin is reserved",
+		`providers.a.type: must be one of openai, anthropic, command, got "gemini"`,
+		"providers.b.model: is required for type openai",
+		`providers.b.base_url: must be an http(s) URL, got "ftp://x"`,
+		`providers.b.timeout: must be a positive duration`,
+		`providers.b.reasoning: must be one of none, minimal, low, medium, high, got "max"`,
+		"providers.b.max_bytes: must not be negative, got -1",
+		"providers.c.command: is required for type command",
+		`stages.reviewer: unknown stage "reviewer"`,
+		`stages.code_reviewer: names no configured provider: "zzz"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+// TestStarterAndSchema checks that the starter config is valid for both
+// the Go validator and the published JSON Schema, and that the schema
+// rejects what the validator rejects on a few representative mistakes.
+func TestStarterAndSchema(t *testing.T) {
+	if _, err := Parse([]byte(Starter)); err != nil {
+		t.Fatalf("starter config invalid: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("mem://config.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("mem://config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toJSON := func(y string) any {
+		var v any
+		if err := yaml.Unmarshal([]byte(y), &v); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(v)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		return inst
+	}
+	cases := []struct {
+		yaml  string
+		valid bool
+	}{
+		{Starter, true},
+		{"version: v1\nproviders:\n  o: {type: openai, model: m}\n", true},
+		{"version: v1\nproviders:\n  o: {type: openai}\n", false},
+		{"version: v1\nproviders:\n  c: {type: command}\n", false},
+		{"version: v1\nreview: {block_on: severe}\n", false},
+		{"version: v1\nignores:\n  - {rule: x}\n", false},
+		{"version: v1\nreveiw: {}\n", false},
+		{"version: v2\n", false},
+	}
+	for _, tc := range cases {
+		_, goErr := Parse([]byte(tc.yaml))
+		schemaErr := sch.Validate(toJSON(tc.yaml))
+		if (goErr == nil) != tc.valid || (schemaErr == nil) != tc.valid {
+			t.Errorf("%q: go=%v schema=%v, want valid=%v", tc.yaml, goErr, schemaErr, tc.valid)
+		}
 	}
 }

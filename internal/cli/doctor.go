@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/config"
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/spf13/cobra"
+)
+
+// DoctorOptions are the inputs of `diffpal doctor`.
+type DoctorOptions struct {
+	IO         *IOStreams
+	Dir        string
+	ConfigPath string
+	Online     bool
+	HTTPClient *http.Client
+}
+
+// NewCmdDoctor builds `diffpal doctor`.
+func NewCmdDoctor(ios *IOStreams, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check git, the config and the providers (read-only)",
+		Long: `Check that git works and this is a repository with a default branch,
+that the config file is valid, and that every configured provider has what
+it needs: its API key variable set (values are never printed) or its agent
+command on PATH. --online also checks that each API endpoint answers.
+Nothing is written. Exit 2 when a check fails.`,
+		Example: `  diffpal doctor
+  diffpal doctor --online`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return doctorRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", ".", "repository directory")
+	cmd.Flags().StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository)")
+	cmd.Flags().BoolVar(&opts.Online, "online", false, "also contact each configured API endpoint")
+	return cmd
+}
+
+func doctorRun(ctx context.Context, opts *DoctorOptions) error {
+	failed := 0
+	say := func(level, format string, args ...any) {
+		if level == "error" {
+			failed++
+		}
+		fmt.Fprintf(opts.IO.Out, "%-5s %s\n", level+":", fmt.Sprintf(format, args...))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err != nil {
+		say("error", "git not found on PATH")
+	} else {
+		say("ok", "%s", strings.TrimSpace(string(out)))
+	}
+	r := &git.Runner{Dir: opts.Dir}
+	root, err := r.TopLevel(ctx)
+	if err != nil {
+		say("error", "%v", err)
+	} else {
+		say("ok", "repository %s", root)
+		r.Dir = root
+		if b, err := r.DefaultBranch(ctx); err != nil {
+			say("warn", "%v", err)
+		} else {
+			say("ok", "default branch %s", b)
+		}
+		if shallow, _ := r.IsShallow(ctx); shallow {
+			say("warn", "shallow clone: reviews against an unfetched base fail; fetch with depth 0 or fetch the base ref")
+		}
+	}
+	cfg := &config.Config{Version: "v1"}
+	if root != "" || opts.ConfigPath != "" {
+		if cfg, err = config.Load(root, opts.ConfigPath); err != nil {
+			say("error", "%v", err)
+			cfg = &config.Config{Version: "v1"}
+		} else if cfg.Path != "" {
+			say("ok", "config %s", cfg.Path)
+		} else {
+			say("ok", "no config file (defaults; diffpal init writes one)")
+		}
+	}
+	names := make([]string, 0, len(cfg.Providers))
+	for n := range cfg.Providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	say("ok", "provider builtin: %s", "offline rule packs")
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	for _, n := range names {
+		p := cfg.Providers[n]
+		switch p.Type {
+		case "command":
+			if path, err := exec.LookPath(p.Command[0]); err != nil {
+				say("error", "provider %s: command %q not found on PATH", n, p.Command[0])
+			} else {
+				say("ok", "provider %s: command %s", n, path)
+			}
+		case "openai", "anthropic":
+			env := p.APIKeyEnv
+			if env == "" {
+				env = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[p.Type]
+			}
+			key := os.Getenv(env)
+			if key == "" {
+				say("error", "provider %s: %s is not set", n, env)
+			} else {
+				say("ok", "provider %s: %s is set (%d characters; value not shown)", n, env, len(key))
+			}
+			if opts.Online {
+				checkEndpoint(ctx, client, n, p, key, say)
+			}
+		}
+	}
+	if failed > 0 {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("doctor: %d checks failed", failed)}
+	}
+	return nil
+}
+
+// checkEndpoint lists models, which every compatible API offers and which
+// costs nothing; only the status is reported.
+func checkEndpoint(ctx context.Context, client *http.Client, name string, p config.Provider, key string, say func(string, string, ...any)) {
+	base := p.BaseURL
+	var url string
+	switch p.Type {
+	case "openai":
+		if base == "" {
+			base = envOr("OPENAI_BASE_URL", "https://api.openai.com/v1")
+		}
+		url = strings.TrimSuffix(base, "/") + "/models"
+	case "anthropic":
+		if base == "" {
+			base = envOr("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+		}
+		url = strings.TrimSuffix(base, "/") + "/v1/models"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		say("error", "provider %s: %v", name, err)
+		return
+	}
+	if p.Type == "openai" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	} else {
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		say("error", "provider %s: %s unreachable: %v", name, url, redactKey(err.Error(), key))
+		return
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == 401 || resp.StatusCode == 403:
+		say("error", "provider %s: %s rejected the key (HTTP %d)", name, url, resp.StatusCode)
+	case resp.StatusCode >= 400:
+		say("warn", "provider %s: %s answered HTTP %d", name, url, resp.StatusCode)
+	default:
+		say("ok", "provider %s: %s reachable (HTTP %d)", name, url, resp.StatusCode)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func redactKey(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[redacted]")
+}
