@@ -1,0 +1,24 @@
+//go:build unix
+
+package command
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// setGroup starts the agent as the leader of a new process group.
+func setGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// signalGroup sends SIGTERM (or SIGKILL when kill is set) to the whole
+// process group that p leads. A group that is already gone is fine.
+func signalGroup(p *os.Process, kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-p.Pid, sig)
+}
