@@ -314,9 +314,9 @@ func (c *Client) parse(raw []byte, model, name string, status int) (llm.Response
 	}
 	switch mr.StopReason {
 	case "max_tokens":
-		return out, c.fail(llm.Invalid, status, "model output was cut off at max_tokens before the answer was complete (stop_reason=max_tokens)", nil)
+		return out, c.fail(llm.Malformed, status, "model output was cut off at max_tokens before the answer was complete (stop_reason=max_tokens)", nil)
 	case "refusal":
-		return out, c.fail(llm.Invalid, status, "model refused"+textOf(mr), nil)
+		return out, c.fail(llm.Malformed, status, "model refused"+textOf(mr), nil)
 	}
 	var input json.RawMessage
 	for _, b := range mr.Content {
@@ -332,11 +332,11 @@ func (c *Client) parse(raw []byte, model, name string, status int) (llm.Response
 		}
 	}
 	if input == nil {
-		return out, c.fail(llm.Invalid, status, fmt.Sprintf("response has no %s tool call (stop_reason=%s)%s", name, mr.StopReason, textOf(mr)), nil)
+		return out, c.fail(llm.Malformed, status, fmt.Sprintf("response has no %s tool call (stop_reason=%s)%s", name, mr.StopReason, textOf(mr)), nil)
 	}
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
-		return out, c.fail(llm.Invalid, status, "tool input is not a JSON object: "+excerpt(string(input)), nil)
+		return out, c.fail(llm.Malformed, status, "tool input is not a JSON object: "+excerpt(string(input)), nil)
 	}
 	out.JSON = input
 	return out, nil

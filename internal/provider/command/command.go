@@ -231,7 +231,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		} else {
 			msg += ": " + excerpt(out, 300)
 		}
-		return resp, c.fail(llm.Invalid, withTail(msg, tail), nil)
+		return resp, c.fail(llm.Malformed, withTail(msg, tail), nil)
 	}
 	resp.JSON = js
 	return resp, nil

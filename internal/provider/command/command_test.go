@@ -192,7 +192,7 @@ func TestNoJSON(t *testing.T) {
 	c := newClient(t, "nojson.sh", nil)
 	_, err := c.Complete(context.Background(), testRequest())
 	e := asLLMError(t, err)
-	if e.Kind != llm.Invalid || !strings.Contains(e.Msg, "no JSON object: I looked at the diff") {
+	if e.Kind != llm.Malformed || !strings.Contains(e.Msg, "no JSON object: I looked at the diff") {
 		t.Errorf("got %v", e)
 	}
 }

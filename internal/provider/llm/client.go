@@ -70,9 +70,13 @@ const (
 	Transient Kind = iota + 1
 	// Auth failures (401/403, missing key) never succeed on retry.
 	Auth
-	// Invalid requests (400, 404, 422, unparseable answers from the
-	// transport itself) never succeed on retry either.
+	// Invalid requests (400, 404, 422, a reply that is not the API's
+	// format at all) never succeed on retry either.
 	Invalid
+	// Malformed answers (not JSON, cut off, no tool call, a refusal) came
+	// back from a working API: the caller's repair loop asks again with
+	// the problem stated, rather than retrying blindly or giving up.
+	Malformed
 )
 
 func (k Kind) String() string {
@@ -83,6 +87,8 @@ func (k Kind) String() string {
 		return "auth"
 	case Invalid:
 		return "invalid request"
+	case Malformed:
+		return "malformed answer"
 	}
 	return "unknown"
 }

@@ -300,11 +300,11 @@ func (c *Client) parse(raw []byte, model string, status int) (llm.Response, erro
 		if m := apiMessage(cr.Error); m != "" {
 			msg += ": " + m
 		}
-		return out, c.fail(llm.Invalid, status, msg, nil)
+		return out, c.fail(llm.Malformed, status, msg, nil)
 	}
 	ch := cr.Choices[0]
 	if r := ch.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
-		return out, c.fail(llm.Invalid, status, "model refused: "+excerpt(*r), nil)
+		return out, c.fail(llm.Malformed, status, "model refused: "+excerpt(*r), nil)
 	}
 	content := ""
 	if ch.Message.Content != nil {
@@ -323,7 +323,7 @@ func (c *Client) parse(raw []byte, model string, status int) (llm.Response, erro
 		default:
 			msg = "model output is not valid JSON: " + excerpt(content)
 		}
-		return out, c.fail(llm.Invalid, status, msg, nil)
+		return out, c.fail(llm.Malformed, status, msg, nil)
 	}
 	out.JSON = json.RawMessage(js)
 	return out, nil

@@ -252,8 +252,14 @@ func TestMalformedOutput(t *testing.T) {
 			c := newClient(t, f.URL, nil)
 			resp, err := c.Complete(context.Background(), testRequest())
 			e := asLLMError(t, err)
-			if e.Kind != llm.Invalid || !strings.Contains(e.Msg, tc.want) {
-				t.Errorf("got %v, want Invalid containing %q", e, tc.want)
+			// An unusable answer from a working API goes to the repair
+			// loop (Malformed); a reply in no API format at all is Invalid.
+			want := llm.Malformed
+			if strings.HasPrefix(tc.name, "not a") {
+				want = llm.Invalid
+			}
+			if e.Kind != want || !strings.Contains(e.Msg, tc.want) {
+				t.Errorf("got %v, want %v containing %q", e, want, tc.want)
 			}
 			if resp.JSON != nil {
 				t.Errorf("JSON = %s on error", resp.JSON)

@@ -1,0 +1,151 @@
+package llm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+)
+
+// DefaultCacheDir is the cache directory relative to the repository root.
+const DefaultCacheDir = ".artifacts/diffpal/cache"
+
+// Cache stores validated model answers on disk, keyed by everything that
+// determines them: provider, model, call parameters, the prompt (system
+// and user message, which carry the redacted evidence) and the evidence
+// hashes. Entries hold the answer and its usage, never prompts, evidence
+// content or credentials. Writes are atomic (temp file, fsync, rename) and
+// files are 0600 in 0700 directories.
+type Cache struct {
+	Dir string
+	Now func() time.Time
+}
+
+var hexKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// cacheEntry is the stored form.
+type cacheEntry struct {
+	Version   int             `json:"version"`
+	Key       string          `json:"key"`
+	Provider  string          `json:"provider"`
+	Model     string          `json:"model"`
+	Kind      string          `json:"kind"`
+	Answer    json.RawMessage `json:"answer"`
+	Usage     Usage           `json:"usage"`
+	CreatedAt string          `json:"created_at"`
+}
+
+const cacheVersion = 1
+
+// CacheKey is the key of a request: the SHA-256 of the canonical JSON of
+// the fields that determine the answer.
+func CacheKey(provider string, req Request, evidenceSHAs []string) (string, error) {
+	sum := func(s []byte) string {
+		h := sha256.Sum256(s)
+		return hex.EncodeToString(h[:])
+	}
+	msgs := make([]map[string]string, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = map[string]string{"role": m.Role, "sha256": sum([]byte(m.Content))}
+	}
+	if evidenceSHAs == nil {
+		evidenceSHAs = []string{}
+	}
+	return jcs.SHA256Hex(map[string]any{
+		"v": cacheVersion, "prompt_version": PromptVersion, "provider": provider, "model": req.Model,
+		"reasoning": req.Reasoning, "max_tokens": req.MaxTokens, "schema_name": req.SchemaName,
+		"schema_sha256": sum(req.Schema), "system_sha256": sum([]byte(req.System)), "messages": msgs,
+		"evidence_sha256": evidenceSHAs,
+	})
+}
+
+func (c *Cache) path(key string) string {
+	return filepath.Join(c.Dir, key[:2], key+".json")
+}
+
+// Get returns the cached answer of key.
+func (c *Cache) Get(key string) (json.RawMessage, Usage, bool) {
+	if c == nil || !hexKey.MatchString(key) {
+		return nil, Usage{}, false
+	}
+	p := c.path(key)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, Usage{}, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, Usage{}, false
+	}
+	var e cacheEntry
+	if json.Unmarshal(data, &e) != nil || e.Version != cacheVersion || e.Key != key || len(e.Answer) == 0 {
+		return nil, Usage{}, false
+	}
+	return e.Answer, e.Usage, true
+}
+
+// Put stores an answer atomically.
+func (c *Cache) Put(key, provider, model, kind string, answer json.RawMessage, u Usage) error {
+	if c == nil {
+		return nil
+	}
+	if !hexKey.MatchString(key) {
+		return fmt.Errorf("cache: bad key %q", key)
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	data, err := json.Marshal(cacheEntry{Version: cacheVersion, Key: key, Provider: provider, Model: model, Kind: kind,
+		Answer: answer, Usage: u, CreatedAt: now().UTC().Format(time.RFC3339)})
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(c.path(key))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	dst := c.path(key)
+	if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("cache: %s is not a regular file", dst)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	ok = true
+	return nil
+}
