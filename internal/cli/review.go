@@ -50,6 +50,10 @@ type ReviewOptions struct {
 	NoDefaultSkip bool
 	MaxFileBytes  int
 	ConfigPath    string
+	Provider      string
+	Model         string
+	Command       string
+	NoCache       bool
 
 	changed map[string]bool
 }
@@ -112,6 +116,10 @@ high, and confidence >= --min-confidence when set).`,
 	fl.BoolVar(&opts.NoDefaultSkip, "no-default-skips", false, "also review lock files, vendored and generated files")
 	fl.IntVar(&opts.MaxFileBytes, "max-file-bytes", 1<<20, "skip files larger than this")
 	fl.StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository, if present)")
+	fl.StringVar(&opts.Provider, "provider", "", "provider: builtin (default), openai, anthropic, command, or a name from the config's providers")
+	fl.StringVar(&opts.Model, "model", "", "model for the provider (openai and anthropic read OPENAI_API_KEY/OPENAI_BASE_URL, ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL)")
+	fl.StringVar(&opts.Command, "command", "", "agent CLI for --provider command, e.g. \"claude -p\" (prompt on stdin, JSON on stdout)")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not reuse or store model answers in .artifacts/diffpal/cache")
 	_ = cmd.RegisterFlagCompletionFunc("filter-mode", fixedCompletion(diff.FilterModes...))
 	_ = cmd.RegisterFlagCompletionFunc("block-on", fixedCompletion("low", "medium", "high", "critical"))
 	_ = cmd.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
@@ -188,6 +196,8 @@ func (o *ReviewOptions) layer(cfg *config.Config, root string) ([]review.Ignore,
 	set("block-on", "DIFFPAL_BLOCK_ON", r.BlockOn, &o.BlockOn)
 	set("bundle", "DIFFPAL_BUNDLE", r.Bundle, &o.Bundle)
 	set("profile", "DIFFPAL_PROFILE", r.Profile, &o.Profile)
+	set("provider", "DIFFPAL_PROVIDER", cfg.Provider, &o.Provider)
+	set("model", "DIFFPAL_MODEL", "", &o.Model)
 	if !o.changed["min-confidence"] {
 		if v, ok := os.LookupEnv("DIFFPAL_MIN_CONFIDENCE"); ok && v != "" {
 			f, err := strconv.ParseFloat(v, 64)
@@ -253,9 +263,10 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		packs = append(packs, data)
 	}
-	provider, err := review.NewBuiltin(packs...)
+	providers, err := buildProviders(providerChoice{name: opts.Provider, model: opts.Model, command: opts.Command,
+		noCache: opts.NoCache, root: root, packs: packs}, cfg)
 	if err != nil {
-		return usageErr("rule packs: %v", err)
+		return err
 	}
 	var baseline *findings.Bundle
 	if opts.Baseline != "" {
@@ -270,12 +281,16 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	prog := newProgress(opts.IO.ErrOut)
 	res, err := review.Run(ctx, review.Options{
 		Change: co, FilterMode: opts.FilterMode, Bundle: opts.Bundle, Profile: opts.Profile,
-		Provider: provider, Policy: policy, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
+		Provider: providers.provider, DeepVerifier: providers.deep, SynthesisVerifier: providers.synthesis,
+		Policy: policy, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
 	})
 	prog.done()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if perr := providerErr(err, providers); perr != nil {
+			return perr
 		}
 		return changeErr(err)
 	}

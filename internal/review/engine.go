@@ -33,6 +33,13 @@ type Options struct {
 	Baseline *findings.Bundle
 	// Ignores are configured suppressions (each needs a reason).
 	Ignores []Ignore
+	// DeepVerifier, when set, is the deep-review pass: it checks severe
+	// candidates against wider evidence. Without it the builtin heuristics
+	// run.
+	DeepVerifier Verifier
+	// SynthesisVerifier, when set, checks every candidate bound to the
+	// session at synthesis; rejected ones are refuted and left out.
+	SynthesisVerifier Verifier
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Progress, when set, hears about each step.
@@ -79,10 +86,12 @@ type Drop struct {
 
 // DeepPass records what the deep-review pass did.
 type DeepPass struct {
+	By        string   `json:"by"`
 	Reasons   []string `json:"reasons"`
 	Examined  int      `json:"examined"`
 	Lowered   int      `json:"confidence_lowered"`
 	Raised    int      `json:"confidence_raised"`
+	Rejected  int      `json:"rejected"`
 	Rationale []string `json:"notes,omitempty"`
 }
 
@@ -316,12 +325,17 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 	}
 	if s.CurrentStep == qa.StepDeepReview {
 		progress("deep review")
-		e.audit.Deep = e.deepPass(groups, s.DeepAssessment)
+		if e.audit.Deep, err = e.deepPass(ctx, groups, s.DeepAssessment); err != nil {
+			return fmt.Errorf("deep review: %w", err)
+		}
 		if s, err = orch.Advance(ctx, qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepDeepReview, Status: qa.OutcomeCompleted}); err != nil {
 			return fmt.Errorf("deep review: %w", err)
 		}
 	}
 	progress("synthesis")
+	if err := e.verifyAtSynthesis(ctx, groups, bound); err != nil {
+		return fmt.Errorf("synthesis: %w", err)
+	}
 	final, err := e.finalReport(s, groups, bound, perProfile)
 	if err != nil {
 		return err
@@ -333,16 +347,14 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		return fmt.Errorf("finish: %w", err)
 	}
 	e.session = s
-	for _, r := range sortedDrops(e.drops) {
-		e.audit.Drops = append(e.audit.Drops, r)
+	if err := e.buildBundle(groups); err != nil {
+		return err
 	}
-	if e.audit.Drops == nil {
-		e.audit.Drops = []Drop{}
-	}
+	e.audit.Drops = append([]Drop{}, sortedDrops(e.drops)...)
 	if e.audit.Suppressed == nil {
 		e.audit.Suppressed = []Suppressed{}
 	}
-	return e.buildBundle(groups)
+	return nil
 }
 
 func sortedDrops(m map[string]*Drop) []Drop {

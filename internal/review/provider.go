@@ -3,6 +3,8 @@ package review
 import (
 	"context"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,4 +165,84 @@ func fromHit(h rules.Hit) Candidate {
 		Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, OldLine: h.OldLine,
 		Source: h.Source, Snippet: h.Snippet, Anchor: h.Anchor, RuleProfile: h.Profile,
 	}
+}
+
+// Verdict is a verifier's decision on one candidate.
+type Verdict struct {
+	Index        int      // into the candidates passed in
+	Verdict      string   // confirmed, rejected or unverified
+	Rationale    string   //
+	EvidenceRefs []string // packet refs the verdict rests on
+}
+
+// Verifier checks candidates against wider evidence: the deep-review pass
+// (severe candidates) and model-backed synthesis (every candidate) use it.
+type Verifier interface {
+	Name() string
+	Verify(ctx context.Context, ch *Change, cands []Candidate, reasons []string) ([]Verdict, error)
+}
+
+// Router sends each profile to its provider (config stages) and the rest
+// to Default.
+type Router struct {
+	Default  Provider
+	Profiles map[qa.Profile]Provider
+}
+
+// Name lists the distinct providers, default first.
+func (r *Router) Name() string {
+	names := []string{r.Default.Name()}
+	for _, p := range r.Profiles {
+		n := p.Name()
+		found := false
+		for _, x := range names {
+			found = found || x == n
+		}
+		if !found {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 1 {
+		slices.Sort(names[1:])
+	}
+	return strings.Join(names, "+")
+}
+
+func (r *Router) pick(p qa.Profile) Provider {
+	if x, ok := r.Profiles[p]; ok {
+		return x
+	}
+	return r.Default
+}
+
+// ReviewProfile implements Provider.
+func (r *Router) ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error) {
+	return r.pick(req.Profile).ReviewProfile(ctx, req)
+}
+
+// Prepare implements Preparer for every routed provider that has it.
+func (r *Router) Prepare(ctx context.Context, files []*rules.File) {
+	seen := map[Provider]bool{}
+	for _, p := range append([]Provider{r.Default}, mapValues(r.Profiles)...) {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if pp, ok := p.(Preparer); ok {
+			pp.Prepare(ctx, files)
+		}
+	}
+}
+
+func mapValues(m map[qa.Profile]Provider) []Provider {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	slices.Sort(keys)
+	out := make([]Provider, 0, len(m))
+	for _, k := range keys {
+		out = append(out, m[qa.Profile(k)])
+	}
+	return out
 }

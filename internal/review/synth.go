@@ -2,6 +2,7 @@ package review
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -36,6 +37,12 @@ type group struct {
 	finalID    string // F-NN when bound to the session
 	stableID   string
 	baseline   bool // already in the baseline
+	// rejected is set when a verifier refuted the group; verdict and
+	// rationale come from the last verifier that looked at it.
+	rejected  bool
+	verdict   string
+	rationale string
+	vrefs     []string
 }
 
 func (g *group) severity() findings.Severity { return findings.Severity(g.best.Severity) }
@@ -347,12 +354,12 @@ func (e *engine) profileCandidate(c *candidate, id string) qa.ProfileCandidate {
 	end := c.EndLine
 	area := c.Path
 	impact := clip(c.Impact, 2000)
-	fail := clip(nonEmpty(c.Anchor, c.Snippet), 2000)
+	fail := clip(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title)), 2000)
 	flip := "Evidence that the flagged code is unreachable, intended, or already handled elsewhere."
 	pc := qa.ProfileCandidate{
 		CandidateID: id, Title: clip(c.Title, 256), Description: clip(nonEmpty(c.Message, c.Title), 5000),
 		Confidence:      confidenceLevel(c.Confidence),
-		VerificationGap: "Matched by rule " + nonEmpty(c.RuleID, "(provider)") + " on the changed lines; runtime behaviour was not exercised.",
+		VerificationGap: verificationGap(c, e.o.Provider.Name()),
 		EvidenceRefs:    e.refsOrPlaceholder(c.refs), AffectedArea: &area, FailureCondition: &fail, FlipCondition: &flip,
 	}
 	if impact != "" {
@@ -362,6 +369,13 @@ func (e *engine) profileCandidate(c *candidate, id string) qa.ProfileCandidate {
 		pc.SourceLocations = []qa.SourceLocation{{Path: c.Path, StartLine: c.StartLine, EndLine: &end}}
 	}
 	return pc
+}
+
+func verificationGap(c *candidate, provider string) string {
+	if c.RuleID != "" {
+		return "Matched by rule " + c.RuleID + " on the changed lines; runtime behaviour was not exercised."
+	}
+	return "Reported by " + provider + " from the evidence it was given; runtime behaviour was not exercised."
 }
 
 func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*group]bool, res ProfileResult, groups []*group) *qa.ProfileReport {
@@ -523,22 +537,48 @@ func (e *engine) riskSignals(groups []*group) *qa.RiskSignals {
 	return rs
 }
 
-// deepPass is the builtin deep review: with the whole file in view it
-// re-weighs the severe groups — security matches inside test code and
-// fixtures are less likely to matter, matches that several independent
-// rules agree on are more likely to.
-func (e *engine) deepPass(groups []*group, a *qa.DeepAssessment) *DeepPass {
-	d := &DeepPass{}
+// deepPass runs the deep review. With a verifier (a model), the severe
+// candidates are checked against wider evidence: refuted ones are
+// rejected, confirmed ones gain confidence. Without one, the builtin
+// heuristics re-weigh the severe groups with the whole file in view:
+// security matches inside test code and fixtures are less likely to
+// matter, matches that several independent rules agree on more likely.
+func (e *engine) deepPass(ctx context.Context, groups []*group, a *qa.DeepAssessment) (*DeepPass, error) {
+	d := &DeepPass{By: "builtin heuristics"}
 	if a != nil {
 		for _, r := range a.ReasonCodes {
 			d.Reasons = append(d.Reasons, string(r))
 		}
 	}
+	var severe []*group
 	for _, g := range groups {
-		if g.severity().Rank() < findings.High.Rank() {
-			continue
+		if g.severity().Rank() >= findings.High.Rank() {
+			severe = append(severe, g)
 		}
-		d.Examined++
+	}
+	d.Examined = len(severe)
+	if v := e.o.DeepVerifier; v != nil {
+		d.By = v.Name()
+		verdicts, err := e.verify(ctx, v, severe, d.Reasons)
+		if err != nil {
+			return nil, err
+		}
+		for i, g := range severe {
+			switch verdicts[i].Verdict {
+			case "rejected":
+				g.rejected = true
+				d.Rejected++
+				d.Rationale = append(d.Rationale, fmt.Sprintf("%s:%d %s refuted: %s", g.best.Path, g.best.StartLine, g.best.RuleID, clip(verdicts[i].Rationale, 300)))
+			case "confirmed":
+				if g.confidence < 1 {
+					g.confidence = min(1, g.confidence+0.1)
+					d.Raised++
+				}
+			}
+		}
+		return d, nil
+	}
+	for _, g := range severe {
 		if g.best.Category == "security" && rules.IsTestPath(g.best.Path) {
 			g.confidence = max(0.3, g.confidence-0.2)
 			d.Lowered++
@@ -555,7 +595,70 @@ func (e *engine) deepPass(groups []*group, a *qa.DeepAssessment) *DeepPass {
 			d.Rationale = append(d.Rationale, fmt.Sprintf("%s:%d: %d rules agree: confidence raised", g.best.Path, g.best.StartLine, len(rulesAgree)))
 		}
 	}
-	return d
+	return d, nil
+}
+
+// verify asks v about the groups' leading candidates and records each
+// verdict on its group; a verifier that skips a candidate leaves it
+// unverified.
+func (e *engine) verify(ctx context.Context, v Verifier, gs []*group, reasons []string) ([]Verdict, error) {
+	out := make([]Verdict, len(gs))
+	for i := range out {
+		out[i] = Verdict{Index: i, Verdict: "unverified"}
+	}
+	if len(gs) == 0 {
+		return out, nil
+	}
+	cands := make([]Candidate, len(gs))
+	for i, g := range gs {
+		cands[i] = g.best.Candidate
+		cands[i].EvidenceRefs = g.best.refs
+	}
+	got, err := v.Verify(ctx, e.ch, cands, reasons)
+	if err != nil {
+		return nil, err
+	}
+	for _, vd := range got {
+		if vd.Index < 0 || vd.Index >= len(gs) {
+			continue
+		}
+		var refs []string
+		for _, r := range vd.EvidenceRefs {
+			if _, ok := e.ch.Packet.Item(r); ok {
+				refs = append(refs, r)
+			}
+		}
+		vd.EvidenceRefs = refs
+		out[vd.Index] = vd
+		g := gs[vd.Index]
+		g.verdict, g.rationale, g.vrefs = vd.Verdict, vd.Rationale, refs
+	}
+	return out, nil
+}
+
+// verifyAtSynthesis lets a model verifier decide every candidate bound to
+// the session before the final report records the decisions.
+func (e *engine) verifyAtSynthesis(ctx context.Context, groups []*group, bound map[*group]bool) error {
+	v := e.o.SynthesisVerifier
+	if v == nil {
+		return nil
+	}
+	var gs []*group
+	for _, g := range groups {
+		if bound[g] && !g.rejected {
+			gs = append(gs, g)
+		}
+	}
+	verdicts, err := e.verify(ctx, v, gs, nil)
+	if err != nil {
+		return err
+	}
+	for i, g := range gs {
+		if verdicts[i].Verdict == "rejected" {
+			g.rejected = true
+		}
+	}
+	return nil
 }
 
 // finalReport records a decision for every candidate of every profile
@@ -569,14 +672,49 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 	}
 	fr := &qa.FinalReviewReport{ProfilesReviewed: s.CompletedProfiles}
 	counts := map[findings.Severity]int{}
+	kept, refuted := 0, 0
 	for _, g := range groups {
+		if g.rejected {
+			refuted++
+			continue
+		}
+		kept++
 		counts[g.severity()]++
 	}
-	fr.Summary = clip(fmt.Sprintf("%s review of %d files (%d added lines): %d findings (critical %d, high %d, medium %d, low %d).",
-		e.o.Provider.Name(), e.audit.Files, e.audit.AddedLines, len(groups), counts[findings.Critical], counts[findings.High], counts[findings.Medium], counts[findings.Low]), 5000)
+	fr.Summary = clip(fmt.Sprintf("%s review of %d files (%d added lines): %d findings (critical %d, high %d, medium %d, low %d); %d candidates refuted by verification.",
+		e.o.Provider.Name(), e.audit.Files, e.audit.AddedLines, kept, counts[findings.Critical], counts[findings.High], counts[findings.Medium], counts[findings.Low], refuted), 5000)
 	bindContext := s.ReviewContext != nil
+	hashOf := func(m *candidate) (string, error) {
+		pc, ok := stored[string(m.profile)+"\x00"+m.id]
+		if !ok {
+			return "", fmt.Errorf("internal: candidate %s/%s not in the session", m.profile, m.id)
+		}
+		return qa.CandidateSHA256(pc)
+	}
 	for _, g := range groups {
 		if !bound[g] {
+			continue
+		}
+		if g.rejected {
+			// Refuted by a verifier: every member is rejected with the
+			// refutation bound to its hash, and nothing reaches the bundle.
+			for _, m := range g.members {
+				if m.id == "" {
+					continue
+				}
+				refs := e.refsOrPlaceholder(nonEmptyRefs(g.vrefs, m.refs))
+				d := qa.CandidateDecision{Source: qa.CandidateRef{Profile: m.profile, CandidateID: m.id}, Verdict: qa.VerdictRejected,
+					Rationale: clip(nonEmpty(g.rationale, "Refuted by verification against the evidence."), 2000), EvidenceRefs: refs}
+				if bindContext {
+					h, err := hashOf(m)
+					if err != nil {
+						return nil, err
+					}
+					d.Refutation = &qa.Refutation{Status: qa.RefutationRefuted, CandidateSHA256: h, ContextSHA256: s.ReviewContext.EvidencePacketSHA256,
+						Rationale: d.Rationale, EvidenceRefs: refs}
+				}
+				fr.CandidateDecisions = append(fr.CandidateDecisions, d)
+			}
 			continue
 		}
 		var srcProfiles []qa.Profile
@@ -616,27 +754,40 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 				d.Rationale = clip(fmt.Sprintf("Same location and category as %s (rule %s).", g.finalID, g.best.RuleID), 2000)
 			}
 			if bindContext {
-				pc, ok := stored[string(m.profile)+"\x00"+m.id]
-				if !ok {
-					return nil, fmt.Errorf("internal: candidate %s/%s not in the session", m.profile, m.id)
-				}
-				h, err := qa.CandidateSHA256(pc)
+				h, err := hashOf(m)
 				if err != nil {
 					return nil, err
 				}
-				d.Refutation = &qa.Refutation{Status: qa.RefutationNotRefuted, CandidateSHA256: h, ContextSHA256: s.ReviewContext.EvidencePacketSHA256,
-					Rationale: "Re-checked the rule match against the comment- and string-masked changed line; the match stands.", EvidenceRefs: d.EvidenceRefs}
+				status, why := qa.RefutationNotRefuted, "Re-checked the rule match against the comment- and string-masked changed line; the match stands."
+				switch g.verdict {
+				case "confirmed":
+					why = nonEmpty(g.rationale, "Verified against the evidence.")
+				case "unverified":
+					status, why = qa.RefutationUnverified, nonEmpty(g.rationale, "The verifier could not decide from the evidence.")
+				}
+				d.Refutation = &qa.Refutation{Status: status, CandidateSHA256: h, ContextSHA256: s.ReviewContext.EvidencePacketSHA256,
+					Rationale: clip(why, 2000), EvidenceRefs: e.refsOrPlaceholder(nonEmptyRefs(g.vrefs, d.EvidenceRefs))}
 			}
 			fr.CandidateDecisions = append(fr.CandidateDecisions, d)
 		}
 	}
-	if n := len(groups) - len(fr.FindingCandidates); n > 0 {
+	if n := kept - len(fr.FindingCandidates); n > 0 {
 		fr.CoverageGaps = append(fr.CoverageGaps, qa.RefNote{Text: fmt.Sprintf("%d findings are recorded only in findings.json (beyond the session's %d-finding limit, or from profiles that report no candidates).", n, maxSessionFindings)})
 	}
 	if n := len(e.ch.Skips); n > 0 {
 		fr.CoverageGaps = append(fr.CoverageGaps, qa.RefNote{Text: fmt.Sprintf("%d changed files were not reviewed (skips are listed with reasons in qa-session.json).", n)})
 	}
 	return fr, nil
+}
+
+func nonEmptyRefs(a, b []string) []string {
+	if len(a) > 0 {
+		if len(a) > 32 {
+			return a[:32]
+		}
+		return a
+	}
+	return b
 }
 
 func qaSeverity(s findings.Severity) qa.Severity {
@@ -698,6 +849,10 @@ func (e *engine) buildBundle(groups []*group) error {
 	current := map[string]bool{}
 	for _, g := range groups {
 		c := g.best
+		if g.rejected {
+			e.drop("refuted by verification", fmt.Sprintf("%s:%d %s", c.Path, c.StartLine, c.RuleID))
+			continue
+		}
 		current[g.stableID] = true
 		if baseIDs != nil && baseIDs[g.stableID] {
 			g.baseline = true

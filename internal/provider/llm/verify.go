@@ -314,3 +314,19 @@ func parseVerdicts(raw json.RawMessage, ids []string, refs map[string]bool) (map
 	}
 	return got, probs
 }
+
+// Verify implements review.Verifier: the engine's deep pass and
+// model-backed synthesis call it.
+func (p *Provider) Verify(ctx context.Context, ch *review.Change, cands []review.Candidate, reasons []string) ([]review.Verdict, error) {
+	res, err := p.VerifyCandidates(ctx, VerifyRequest{Change: ch, Candidates: cands, Reasons: reasons})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]review.Verdict, 0, len(res.Verifications))
+	for _, v := range res.Verifications {
+		out = append(out, review.Verdict{Index: v.Index, Verdict: string(v.Verdict), Rationale: v.Rationale, EvidenceRefs: v.EvidenceRefs})
+	}
+	return out, nil
+}
+
+var _ review.Verifier = (*Provider)(nil)

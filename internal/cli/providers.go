@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/buildinfo"
+	"github.com/diffpalhq/diffpal/internal/config"
+	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
+	"github.com/diffpalhq/diffpal/internal/provider/command"
+	"github.com/diffpalhq/diffpal/internal/provider/llm"
+	"github.com/diffpalhq/diffpal/internal/provider/openai"
+	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/review"
+)
+
+// providerChoice is what the flags ask for.
+type providerChoice struct {
+	name    string // --provider (or DIFFPAL_PROVIDER / config provider)
+	model   string // --model, for the default provider
+	command string // --command, an agent CLI for --provider command
+	noCache bool
+	root    string
+	packs   [][]byte
+}
+
+// providerSet is the resolved set: the engine's provider (a router when
+// stages route profiles elsewhere) and the verifiers of the deep pass and
+// synthesis (model providers only).
+type providerSet struct {
+	provider  review.Provider
+	deep      review.Verifier
+	synthesis review.Verifier
+	keyEnvs   map[string]string // provider name -> its key variable, for error messages
+}
+
+// buildProviders resolves names to providers: builtin, a key of the
+// config's providers, or a bare type (openai, anthropic, command) set up
+// from the environment variables the official SDKs read and the flags.
+func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error) {
+	set := &providerSet{keyEnvs: map[string]string{}}
+	built := map[string]review.Provider{}
+	var builtin *review.Builtin
+	resolve := func(name string, isDefault bool) (review.Provider, error) {
+		if p, ok := built[name]; ok {
+			return p, nil
+		}
+		var p review.Provider
+		switch pc, inConfig := cfg.Providers[name]; {
+		case name == "builtin":
+			if builtin == nil {
+				b, err := review.NewBuiltin(ch.packs...)
+				if err != nil {
+					return nil, usageErr("rule packs: %v", err)
+				}
+				builtin = b
+			}
+			p = builtin
+		case inConfig:
+			if isDefault && ch.model != "" && pc.Type != "command" {
+				pc.Model = ch.model
+			}
+			lp, err := modelProvider(name, pc, ch, set)
+			if err != nil {
+				return nil, err
+			}
+			p = lp
+		case name == "openai" || name == "anthropic" || name == "command":
+			pc := config.Provider{Type: name, Model: ch.model}
+			if name == "command" {
+				pc.Command = strings.Fields(ch.command)
+				if len(pc.Command) == 0 {
+					return nil, usageErr("--provider command needs --command \"AGENT ARGS\" (e.g. --command \"claude -p\") or a providers entry of type command in the config")
+				}
+			} else if pc.Model == "" {
+				return nil, usageErr("--provider %s needs --model NAME (or a providers.%s entry with a model in the config)", name, name)
+			}
+			lp, err := modelProvider(name, pc, ch, set)
+			if err != nil {
+				return nil, err
+			}
+			p = lp
+		default:
+			names := []string{"builtin", "openai", "anthropic", "command"}
+			for n := range cfg.Providers {
+				names = append(names, n)
+			}
+			sort.Strings(names[4:])
+			return nil, usageErr("unknown provider %q: want one of %s", name, strings.Join(names, ", "))
+		}
+		built[name] = p
+		return p, nil
+	}
+	name := ch.name
+	if name == "" {
+		name = "builtin"
+	}
+	def, err := resolve(name, true)
+	if err != nil {
+		return nil, err
+	}
+	router := &review.Router{Default: def, Profiles: map[qa.Profile]review.Provider{}}
+	stages := make([]string, 0, len(cfg.Stages))
+	for s := range cfg.Stages {
+		stages = append(stages, s)
+	}
+	sort.Strings(stages)
+	for _, stage := range stages {
+		p, err := resolve(cfg.Stages[stage], false)
+		if err != nil {
+			return nil, fmt.Errorf("stages.%s: %w", stage, err)
+		}
+		switch stage {
+		case "deep_review", "synthesis":
+			v, ok := p.(review.Verifier)
+			if !ok {
+				return nil, usageErr("stages.%s: provider %q cannot verify candidates; route it to a model provider", stage, cfg.Stages[stage])
+			}
+			if stage == "deep_review" {
+				set.deep = v
+			} else {
+				set.synthesis = v
+			}
+		default:
+			router.Profiles[qa.Profile(stage)] = p
+		}
+	}
+	// A model-backed review verifies with its model unless routed elsewhere.
+	if v, ok := def.(review.Verifier); ok {
+		if set.deep == nil {
+			set.deep = v
+		}
+		if set.synthesis == nil {
+			set.synthesis = v
+		}
+	}
+	set.provider = def
+	if len(router.Profiles) > 0 {
+		set.provider = router
+	}
+	return set, nil
+}
+
+// modelProvider builds a transport and wraps it in the llm machinery.
+func modelProvider(name string, pc config.Provider, ch providerChoice, set *providerSet) (*llm.Provider, error) {
+	timeout, err := pc.TimeoutOf(0)
+	if err != nil {
+		return nil, usageErr("providers.%s.timeout: %v", name, err)
+	}
+	ua := "diffpal/" + buildinfo.Get().Version
+	var client llm.Client
+	switch pc.Type {
+	case "openai":
+		c := openai.FromEnv()
+		env := "OPENAI_API_KEY"
+		if pc.APIKeyEnv != "" {
+			env, c.APIKey = pc.APIKeyEnv, os.Getenv(pc.APIKeyEnv)
+		}
+		set.keyEnvs[name] = env
+		if pc.BaseURL != "" {
+			c.BaseURL = pc.BaseURL
+		}
+		c.Model, c.UserAgent, c.Timeout = pc.Model, ua, -1 // the llm layer times calls
+		client, err = openai.New(c)
+	case "anthropic":
+		c := anthropic.FromEnv()
+		env := "ANTHROPIC_API_KEY"
+		if pc.APIKeyEnv != "" {
+			env, c.APIKey = pc.APIKeyEnv, os.Getenv(pc.APIKeyEnv)
+		}
+		set.keyEnvs[name] = env
+		if pc.BaseURL != "" {
+			c.BaseURL = pc.BaseURL
+		}
+		c.Model, c.UserAgent, c.Timeout, c.MaxTokens = pc.Model, ua, -1, pc.MaxTokens
+		client, err = anthropic.New(c)
+	case "command":
+		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.root, Timeout: -1})
+	default:
+		return nil, usageErr("providers.%s.type: unknown type %q", name, pc.Type)
+	}
+	if err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) && le.Kind == llm.Auth {
+			return nil, &ExitError{Code: ExitProvider, Err: fmt.Errorf("provider %s: %v (set %s)", name, err, set.keyEnvs[name])}
+		}
+		return nil, usageErr("provider %s: %v", name, err)
+	}
+	cacheDir := ""
+	if !ch.noCache {
+		cacheDir = filepath.Join(ch.root, llm.DefaultCacheDir)
+	}
+	callTimeout := timeout
+	if callTimeout == 0 {
+		callTimeout = 5 * time.Minute
+		if pc.Type == "command" {
+			callTimeout = 10 * time.Minute
+		}
+	}
+	p, err := llm.New(llm.Config{
+		Client: client, Model: pc.Model, Reasoning: pc.Reasoning, MaxTokens: pc.MaxTokens,
+		MaxBytes: pc.MaxBytes, CallTimeout: callTimeout, Concurrency: pc.MaxConcurrency, CacheDir: cacheDir,
+	})
+	if err != nil {
+		return nil, usageErr("provider %s: %v", name, err)
+	}
+	return p, nil
+}
+
+// providerErr maps a failed review to exit 3 when a provider gave up.
+func providerErr(err error, set *providerSet) error {
+	if !errors.Is(err, llm.ErrProviderFailed) {
+		return nil
+	}
+	if errors.Is(err, llm.ErrProviderAuth) {
+		var envs []string
+		for _, e := range set.keyEnvs {
+			envs = append(envs, e)
+		}
+		sort.Strings(envs)
+		hint := ""
+		if len(envs) > 0 {
+			hint = " (check " + strings.Join(envs, ", ") + ")"
+		}
+		return &ExitError{Code: ExitProvider, Err: fmt.Errorf("provider authentication failed%s: %w", hint, err)}
+	}
+	return &ExitError{Code: ExitProvider, Err: fmt.Errorf("provider failed after retries: %w", err)}
+}
