@@ -27,6 +27,8 @@ type providerChoice struct {
 	noCache bool
 	root    string
 	packs   [][]byte
+	// instructions are the config's review guidance for model providers.
+	instructions string
 }
 
 // providerSet is the resolved set: the engine's provider (a router when
@@ -205,6 +207,7 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 	p, err := llm.New(llm.Config{
 		Client: client, Model: pc.Model, Reasoning: pc.Reasoning, MaxTokens: pc.MaxTokens,
 		MaxBytes: pc.MaxBytes, CallTimeout: callTimeout, Concurrency: pc.MaxConcurrency, CacheDir: cacheDir,
+		Instructions: ch.instructions,
 	})
 	if err != nil {
 		return nil, usageErr("provider %s: %v", name, err)

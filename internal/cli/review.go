@@ -264,7 +264,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		packs = append(packs, data)
 	}
 	providers, err := buildProviders(providerChoice{name: opts.Provider, model: opts.Model, command: opts.Command,
-		noCache: opts.NoCache, root: root, packs: packs}, cfg)
+		noCache: opts.NoCache, root: root, packs: packs, instructions: cfg.Review.Instructions}, cfg)
 	if err != nil {
 		return err
 	}

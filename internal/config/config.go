@@ -49,6 +49,9 @@ type Review struct {
 	DefaultSkips  *bool    `yaml:"default_skips" json:"default_skips,omitempty"`
 	Bundle        string   `yaml:"bundle" json:"bundle,omitempty"`
 	Profile       string   `yaml:"profile" json:"profile,omitempty"`
+	// Instructions are the team's review guidance, given to model
+	// providers (as instructions, never mixed with the fenced evidence).
+	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
 }
 
 // Provider configures one model provider. API keys are never stored here:

@@ -58,6 +58,8 @@ review:
   # exclude: ["**/*.snap"]
   # max_file_bytes: 1048576
   # default_skips: true     # skip lock files, vendored and generated files
+  # instructions: |         # guidance for model providers
+  #   We use context.Context everywhere; flag I/O without a timeout.
 
 # rules:
 #   packs: [.config/diffpal/team-rules.yaml]

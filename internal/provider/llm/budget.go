@@ -169,8 +169,16 @@ func (p *Provider) selectEvidence(ch *review.Change, maxBytes int) (*selection, 
 	})
 	used := 0
 	in := make([]bool, len(all))
+	skip := make([]bool, len(all))
 	var omitted int
 	for _, b := range order {
+		if !p.cfg.ProfileWindows && b.item.Kind == evidence.KindSource {
+			// Hunks already carry three lines of context each side; the
+			// wider windows are kept for verification, whose budget is its
+			// own. Left out on purpose, not for the budget.
+			skip[b.index] = true
+			continue
+		}
 		if used+b.size <= maxBytes {
 			used += b.size
 			in[b.index] = true
@@ -186,6 +194,8 @@ func (p *Provider) selectEvidence(ch *review.Change, maxBytes int) (*selection, 
 			s.blocks = append(s.blocks, b)
 			s.ctx.IncludedRefs = append(s.ctx.IncludedRefs, b.item.Ref)
 			chosen = append(chosen, *b.item)
+		} else if skip[i] {
+			s.ctx.OmittedRefs = append(s.ctx.OmittedRefs, b.item.Ref)
 		} else {
 			s.ctx.BudgetOmittedRefs = append(s.ctx.BudgetOmittedRefs, b.item.Ref)
 		}

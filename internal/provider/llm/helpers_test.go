@@ -253,7 +253,9 @@ func (c *fakeTime) Sleep(ctx context.Context, d time.Duration) error {
 func newProvider(t testing.TB, c Client, mod func(*Config)) (*Provider, *fakeTime) {
 	t.Helper()
 	ft := newFakeTime()
-	cfg := Config{Client: c, Model: "test-model", Now: ft.Now, Sleep: ft.Sleep, Rand: func() float64 { return 0.5 }}
+	// Most tests exercise budgets and chunking over every item, windows
+	// included; TestWindowsOnlyForVerification covers the default.
+	cfg := Config{Client: c, Model: "test-model", Now: ft.Now, Sleep: ft.Sleep, Rand: func() float64 { return 0.5 }, ProfileWindows: true}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -71,6 +71,10 @@ type Config struct {
 	// default: subjects change with every push, and every chunk's cache
 	// entry would go stale with them.
 	CommitSubjects bool
+	// ProfileWindows also sends the ±10-line source windows in profile
+	// reviews; by default they go only to verification (the deep pass and
+	// synthesis), which roughly halves what a first review sends.
+	ProfileWindows bool
 	// MaxAttempts bounds the calls per chunk, retries and repairs
 	// included (1-4). MaxRepairs bounds the repair follow-ups (default 2;
 	// negative disables repairs).

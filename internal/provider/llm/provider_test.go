@@ -455,3 +455,28 @@ func TestMalformedAnswerIsRepaired(t *testing.T) {
 		t.Errorf("attempt log = %+v", res.AttemptLog)
 	}
 }
+
+// TestWindowsOnlyForVerification: by default profile reviews send diff
+// hunks only; the windows are recorded as deliberately omitted.
+func TestWindowsOnlyForVerification(t *testing.T) {
+	fc := &fakeClient{}
+	p, _ := newProvider(t, fc, func(c *Config) { c.ProfileWindows = false })
+	res, err := p.ReviewProfile(context.Background(), profileReq(t, smallChange(t), qa.ProfileCodeReviewer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := res.Selection
+	if sel == nil || len(sel.OmittedRefs) == 0 || len(sel.BudgetOmittedRefs) != 0 {
+		t.Fatalf("selection = %+v", sel)
+	}
+	for _, r := range sel.IncludedRefs {
+		if strings.Contains(r, ":w") {
+			t.Errorf("window %s sent to a profile review", r)
+		}
+	}
+	for _, r := range sel.OmittedRefs {
+		if !strings.Contains(r, ":w") {
+			t.Errorf("%s omitted but not a window", r)
+		}
+	}
+}
