@@ -168,6 +168,7 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 			c.BaseURL = pc.BaseURL
 		}
 		c.Model, c.UserAgent, c.Timeout = pc.Model, ua, -1 // the llm layer times calls
+		c.APIKeyHeader = pc.APIKeyHeader
 		client, err = openai.New(c)
 	case "anthropic":
 		c := anthropic.FromEnv()
