@@ -57,13 +57,13 @@ type Review struct {
 // Provider configures one model provider. API keys are never stored here:
 // APIKeyEnv names the environment variable that holds the key.
 type Provider struct {
-	Type           string   `yaml:"type" json:"type"`
-	Model          string   `yaml:"model" json:"model,omitempty"`
-	BaseURL        string   `yaml:"base_url" json:"base_url,omitempty"`
-	APIKeyEnv      string   `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	Type      string `yaml:"type" json:"type"`
+	Model     string `yaml:"model" json:"model,omitempty"`
+	BaseURL   string `yaml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
 	// APIKeyHeader sends the key in this header instead of
 	// "Authorization: Bearer" (Azure OpenAI key auth: api-key).
-	APIKeyHeader string `yaml:"api_key_header" json:"api_key_header,omitempty"`
+	APIKeyHeader   string   `yaml:"api_key_header" json:"api_key_header,omitempty"`
 	Reasoning      string   `yaml:"reasoning" json:"reasoning,omitempty"`
 	Command        []string `yaml:"command" json:"command,omitempty"`
 	Timeout        string   `yaml:"timeout" json:"timeout,omitempty"`
