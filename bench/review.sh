@@ -47,8 +47,8 @@ measure() {
 		tf=$(mktemp)
 		/usr/bin/time -f '%e %M' -o "$tf" "$@" >/dev/null 2>&1 || {
 			local code=$?
-			# gitleaks exits 1 and diffpal --gate 10 when they find something.
-			if [[ $code -ne 1 && $code -ne 10 ]]; then
+			# diffpal --gate exits 10 when something blocks (gitleaks runs with --exit-code 0).
+			if [[ $code -ne 10 ]]; then
 				echo "$name failed with exit $code" >&2
 				exit 1
 			fi
@@ -66,7 +66,7 @@ measure() {
 echo "measuring ($RUNS runs each) on $CHANGED files, $ADDED added lines" >&2
 read -r t_git m_git < <(measure "git diff" git -C "$REPO" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
 read -r t_dp m_dp < <(measure "diffpal review" "$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never)
-read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path /dev/null "$REPO")
+read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --exit-code 0 --log-opts="$BASE..$HEAD" --report-format json --report-path "$OUT/gitleaks-report.json" "$REPO")
 FINDINGS=$({ "$OUT/diffpal" gate --block-on low "$OUT/review-out/findings.json" 2>&1 || true; } | sed -n 's/.*findings=\([0-9]*\).*/\1/p')
 LEAKS=$({ "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path - "$REPO" 2>/dev/null || true; } | grep -c '"RuleID"' || true)
 
