@@ -25,7 +25,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q: want an absolute http(s) URL", redactURL(cfg.BaseURL))
+		return nil, fmt.Errorf("anthropic: base URL %q: want an absolute http(s) URL", llm.RedactURL(cfg.BaseURL))
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/v1/messages"
 	u.RawPath = ""
@@ -133,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Name() string { return ProviderName }
 
 // Endpoint is the URL requests are posted to (for diagnostics).
-func (c *Client) Endpoint() string { return redactURL(c.endpoint.String()) }
+func (c *Client) Endpoint() string { return llm.RedactURL(c.endpoint.String()) }
 
 type message struct {
 	Role    string `json:"role"`
@@ -295,11 +294,11 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 func (c *Client) parse(raw []byte, model, name string, status int) (llm.Response, error) {
 	var mr messagesResponse
 	if err := json.Unmarshal(raw, &mr); err != nil {
-		return llm.Response{}, c.fail(llm.Invalid, status, "response is not a message: "+excerpt(string(raw)), err)
+		return llm.Response{}, c.fail(llm.Invalid, status, "response is not a message: "+llm.Excerpt(string(raw)), err)
 	}
 	if mr.Type == "error" && mr.Error != nil {
 		// A 200 that carries an error (seen through some gateways).
-		return llm.Response{}, c.fail(classifyErrorType(mr.Error.Type), status, excerpt(mr.Error.Message), nil)
+		return llm.Response{}, c.fail(classifyErrorType(mr.Error.Type), status, llm.Excerpt(mr.Error.Message), nil)
 	}
 	out := llm.Response{Model: mr.Model}
 	if out.Model == "" {
@@ -336,7 +335,7 @@ func (c *Client) parse(raw []byte, model, name string, status int) (llm.Response
 	}
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
-		return out, c.fail(llm.Malformed, status, "tool input is not a JSON object: "+excerpt(string(input)), nil)
+		return out, c.fail(llm.Malformed, status, "tool input is not a JSON object: "+llm.Excerpt(string(input)), nil)
 	}
 	out.JSON = input
 	return out, nil
@@ -356,7 +355,7 @@ func textOf(mr messagesResponse) string {
 	if b.Len() == 0 {
 		return ""
 	}
-	return ": " + excerpt(b.String())
+	return ": " + llm.Excerpt(b.String())
 }
 
 // statusError classifies a non-2xx response.
@@ -372,26 +371,12 @@ func (c *Client) statusError(resp *http.Response, raw []byte) error {
 	if id := resp.Header.Get("Request-Id"); id != "" {
 		msg += " (request id " + id + ")"
 	}
-	kind := classifyStatus(code)
+	kind := llm.ClassifyStatus(code)
 	e := c.fail(kind, code, msg, nil)
 	if kind == llm.Transient {
-		e.RetryAfter = retryAfter(resp.Header, c.now())
+		e.RetryAfter = llm.RetryAfter(resp.Header, c.now())
 	}
 	return e
-}
-
-// classifyStatus maps an HTTP status to a Kind: 401/403 Auth; 408, 409,
-// 429 and 5xx (including Anthropic's 529 overloaded) Transient; every
-// other status (400, 404, 413, 422, …) Invalid.
-func classifyStatus(code int) llm.Kind {
-	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return llm.Auth
-	case code == http.StatusRequestTimeout || code == http.StatusConflict ||
-		code == http.StatusTooManyRequests || code >= 500:
-		return llm.Transient
-	}
-	return llm.Invalid
 }
 
 // classifyErrorType maps an Anthropic error type to a Kind.
@@ -413,7 +398,7 @@ func errorBody(raw []byte) string {
 		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &b); err != nil || len(b.Error) == 0 {
-		return excerpt(string(raw))
+		return llm.Excerpt(string(raw))
 	}
 	var obj struct {
 		Type    string `json:"type"`
@@ -421,15 +406,15 @@ func errorBody(raw []byte) string {
 	}
 	if json.Unmarshal(b.Error, &obj) == nil && obj.Message != "" {
 		if obj.Type != "" {
-			return obj.Type + ": " + excerpt(obj.Message)
+			return obj.Type + ": " + llm.Excerpt(obj.Message)
 		}
-		return excerpt(obj.Message)
+		return llm.Excerpt(obj.Message)
 	}
 	var s string
 	if json.Unmarshal(b.Error, &s) == nil {
-		return excerpt(s)
+		return llm.Excerpt(s)
 	}
-	return excerpt(string(raw))
+	return llm.Excerpt(string(raw))
 }
 
 // transportError classifies a failure to get a response: the caller's
@@ -451,77 +436,5 @@ func (c *Client) transportError(parent, call context.Context, err error) error {
 
 // fail builds a classified error with the key redacted from Msg.
 func (c *Client) fail(kind llm.Kind, status int, msg string, err error) *llm.Error {
-	return &llm.Error{Kind: kind, Status: status, Provider: ProviderName, Msg: redact(msg, c.cfg.APIKey), Err: err}
-}
-
-// redact removes key from s.
-func redact(s, key string) string {
-	if len(key) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
-}
-
-// redactURL hides userinfo and query values in a URL meant for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q.Set(k, "REDACTED")
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// excerpt shortens s for an error message.
-func excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	const max = 300
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
-// maxRetryAfterSecs bounds what is believed of a Retry-After value (a
-// week); larger or non-finite values are ignored.
-const maxRetryAfterSecs = 7 * 24 * 3600
-
-// retryAfter reads retry-after-ms (milliseconds) and then Retry-After
-// (delay-seconds or an HTTP date). Zero when absent, unparseable or in
-// the past.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < maxRetryAfterSecs*1000 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs > 0 && secs < maxRetryAfterSecs {
-			return time.Duration(secs * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return &llm.Error{Kind: kind, Status: status, Provider: ProviderName, Msg: llm.RedactKey(msg, c.cfg.APIKey), Err: err}
 }

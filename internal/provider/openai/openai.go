@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -100,7 +99,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q: want an absolute http(s) URL", redactURL(cfg.BaseURL))
+		return nil, fmt.Errorf("openai: base URL %q: want an absolute http(s) URL", llm.RedactURL(cfg.BaseURL))
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
 	u.RawPath = ""
@@ -124,7 +123,7 @@ func (c *Client) Name() string { return ProviderName }
 
 // Endpoint is the URL requests are posted to (for diagnostics; it never
 // contains the key unless the caller put one in BaseURL).
-func (c *Client) Endpoint() string { return redactURL(c.endpoint.String()) }
+func (c *Client) Endpoint() string { return llm.RedactURL(c.endpoint.String()) }
 
 type chatMessage struct {
 	Role    string `json:"role"`
@@ -282,7 +281,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 func (c *Client) parse(raw []byte, model string, status int) (llm.Response, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return llm.Response{}, c.fail(llm.Invalid, status, "response is not a chat completion: "+excerpt(string(raw)), err)
+		return llm.Response{}, c.fail(llm.Invalid, status, "response is not a chat completion: "+llm.Excerpt(string(raw)), err)
 	}
 	out := llm.Response{Model: cr.Model}
 	if out.Model == "" {
@@ -304,7 +303,7 @@ func (c *Client) parse(raw []byte, model string, status int) (llm.Response, erro
 	}
 	ch := cr.Choices[0]
 	if r := ch.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
-		return out, c.fail(llm.Malformed, status, "model refused: "+excerpt(*r), nil)
+		return out, c.fail(llm.Malformed, status, "model refused: "+llm.Excerpt(*r), nil)
 	}
 	content := ""
 	if ch.Message.Content != nil {
@@ -321,7 +320,7 @@ func (c *Client) parse(raw []byte, model string, status int) (llm.Response, erro
 		case strings.TrimSpace(content) == "":
 			msg = fmt.Sprintf("model returned empty content (finish_reason=%s)", ch.FinishReason)
 		default:
-			msg = "model output is not valid JSON: " + excerpt(content)
+			msg = "model output is not valid JSON: " + llm.Excerpt(content)
 		}
 		return out, c.fail(llm.Malformed, status, msg, nil)
 	}
@@ -360,30 +359,16 @@ func (c *Client) statusError(resp *http.Response, raw []byte) error {
 	if id := resp.Header.Get("X-Request-Id"); id != "" {
 		msg += " (request id " + id + ")"
 	}
-	kind := classifyStatus(code)
+	kind := llm.ClassifyStatus(code)
 	if code == http.StatusTooManyRequests && errCode == "insufficient_quota" {
 		// Out of credit: retrying will not help.
 		kind = llm.Auth
 	}
 	e := c.fail(kind, code, msg, nil)
 	if kind == llm.Transient {
-		e.RetryAfter = retryAfter(resp.Header, c.now())
+		e.RetryAfter = llm.RetryAfter(resp.Header, c.now())
 	}
 	return e
-}
-
-// classifyStatus maps an HTTP status to a Kind: 401/403 Auth; 408, 409,
-// 429 and 5xx Transient; every other status (400, 404, 413, 422, …)
-// Invalid.
-func classifyStatus(code int) llm.Kind {
-	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return llm.Auth
-	case code == http.StatusRequestTimeout || code == http.StatusConflict ||
-		code == http.StatusTooManyRequests || code >= 500:
-		return llm.Transient
-	}
-	return llm.Invalid
 }
 
 // errorBody extracts the message and code from the error bodies that
@@ -397,7 +382,7 @@ func errorBody(raw []byte) (msg, code string) {
 		Detail  json.RawMessage `json:"detail"`
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return excerpt(string(raw)), ""
+		return llm.Excerpt(string(raw)), ""
 	}
 	if len(b.Error) > 0 {
 		var obj struct {
@@ -410,23 +395,23 @@ func errorBody(raw []byte) (msg, code string) {
 			if code == "" || code == "null" {
 				code = obj.Type
 			}
-			return excerpt(obj.Message), code
+			return llm.Excerpt(obj.Message), code
 		}
 		if m := apiMessage(b.Error); m != "" {
 			return m, ""
 		}
 	}
 	if b.Message != "" {
-		return excerpt(b.Message), ""
+		return llm.Excerpt(b.Message), ""
 	}
 	if len(b.Detail) > 0 {
 		var s string
 		if json.Unmarshal(b.Detail, &s) == nil {
-			return excerpt(s), ""
+			return llm.Excerpt(s), ""
 		}
-		return excerpt(string(b.Detail)), ""
+		return llm.Excerpt(string(b.Detail)), ""
 	}
-	return excerpt(string(raw)), ""
+	return llm.Excerpt(string(raw)), ""
 }
 
 // apiMessage reads an "error" value that is a string or {"message":…}.
@@ -436,15 +421,15 @@ func apiMessage(v json.RawMessage) string {
 	}
 	var s string
 	if json.Unmarshal(v, &s) == nil {
-		return excerpt(s)
+		return llm.Excerpt(s)
 	}
 	var o struct {
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(v, &o) == nil && o.Message != "" {
-		return excerpt(o.Message)
+		return llm.Excerpt(o.Message)
 	}
-	return excerpt(string(v))
+	return llm.Excerpt(string(v))
 }
 
 // transportError classifies a failure to get a response: the caller's
@@ -466,81 +451,5 @@ func (c *Client) transportError(parent, call context.Context, err error) error {
 
 // fail builds a classified error with the key redacted from Msg.
 func (c *Client) fail(kind llm.Kind, status int, msg string, err error) *llm.Error {
-	return &llm.Error{Kind: kind, Status: status, Provider: ProviderName, Msg: redact(msg, c.cfg.APIKey), Err: err}
-}
-
-// redact removes key from s.
-func redact(s, key string) string {
-	if len(key) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
-}
-
-// redactURL hides userinfo and query values in a URL meant for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if k != "api-version" {
-				q.Set(k, "REDACTED")
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// excerpt shortens s for an error message.
-func excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	const max = 300
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// maxRetryAfterSecs bounds what is believed of a Retry-After value (a
-// week); larger or non-finite values are ignored.
-const maxRetryAfterSecs = 7 * 24 * 3600
-
-// retryAfter reads retry-after-ms (milliseconds, OpenAI's SDKs honour it
-// first) and then Retry-After (delay-seconds or an HTTP date). Zero when
-// absent, unparseable or in the past.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < maxRetryAfterSecs*1000 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs > 0 && secs < maxRetryAfterSecs {
-			return time.Duration(secs * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return &llm.Error{Kind: kind, Status: status, Provider: ProviderName, Msg: llm.RedactKey(msg, c.cfg.APIKey), Err: err}
 }

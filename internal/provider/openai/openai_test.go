@@ -452,7 +452,7 @@ func TestSchemaName(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
-	got := redactURL("https://user:pw@h/openai?api-version=1&key=zzz")
+	got := llm.RedactURL("https://user:pw@h/openai?api-version=1&key=zzz")
 	if strings.Contains(got, "pw") || strings.Contains(got, "zzz") || !strings.Contains(got, "api-version=1") {
 		t.Errorf("redactURL = %s", got)
 	}
