@@ -29,6 +29,7 @@ type fakeOpenAI struct {
 	bodies []string
 	heads  []http.Header
 	status []int // scripted statuses for the first calls
+	prose  int   // answer the next calls in prose instead of JSON
 }
 
 var candidateID = regexp.MustCompile(`part=candidate id=(\S+)`)
@@ -41,6 +42,10 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var st int
 	if len(f.status) > 0 {
 		st, f.status = f.status[0], f.status[1:]
+	}
+	prose := f.prose > 0
+	if prose {
+		f.prose--
 	}
 	f.mu.Unlock()
 	if st != 0 {
@@ -76,6 +81,9 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}}, "coverage_gaps": []string{}, "unverified": []string{}}
 	}
 	content, _ := json.Marshal(answer)
+	if prose {
+		content = []byte("Sure! The change looks risky around the division.")
+	}
 	out, _ := json.Marshal(map[string]any{
 		"id": "c1", "object": "chat.completion", "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": string(content)}}},
@@ -211,4 +219,54 @@ func TestReviewProviderFailures(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReviewRepairsMalformedAnswers: the model first answers in prose; the
+// review asks again with the problem stated and succeeds.
+func TestReviewRepairsMalformedAnswers(t *testing.T) {
+	fake := &fakeOpenAI{prose: 1}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	dir := providerRepo(t)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	code, stdout, stderr := runReview(t, "review", "-C", dir, "--provider", "openai", "--model", "m", "--no-cache", "--color", "never")
+	if code != 0 || !strings.Contains(stdout, "Division by zero") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(fake.bodies[1], "not valid JSON") {
+		t.Errorf("second request does not state the problem: %.300s", fake.bodies[1])
+	}
+}
+
+// TestReviewWithAgentCommand runs --provider command with a fake agent
+// CLI that reads the prompt on stdin and answers JSON wrapped in prose.
+func TestReviewWithAgentCommand(t *testing.T) {
+	dir := providerRepo(t)
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	script := `#!/bin/sh
+input=$(cat)
+case "$input" in
+*` + llm.VerifySchemaName + `*) echo '{"verdicts":[]}' ;;
+*) echo 'I reviewed the change. {"candidates":[],"coverage_gaps":["no tests for ratio"],"unverified":[]} Done.' ;;
+esac
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runReview(t, "review", "-C", dir, "--provider", "command", "--command", agent, "--no-cache", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var out ReviewOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Bundle.Inspection == nil || out.Bundle.Inspection.ProviderType != "command" {
+		t.Errorf("inspection = %+v", out.Bundle.Inspection)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, ".artifacts/diffpal/qa-session.json"))
+	if !bytes.Contains(data, []byte("no tests for ratio")) {
+		t.Error("the agent's coverage gap is not in the session")
+	}
 }
