@@ -196,6 +196,7 @@ type literalIndex struct {
 	words int      // bitset width in uint64s
 	next  []int32  // state*256 + byte -> state
 	out   []uint64 // state*words.. -> literals ending here (incl. suffixes)
+	emits []bool   // state -> out is non-zero (most states emit nothing)
 }
 
 func newLiteralIndex(lits []string) *literalIndex {
@@ -255,6 +256,12 @@ func newLiteralIndex(lits []string) *literalIndex {
 			}
 		}
 	}
+	x.emits = make([]bool, len(nodes))
+	for st := range nodes {
+		for _, v := range x.out[st*x.words : (st+1)*x.words] {
+			x.emits[st] = x.emits[st] || v != 0
+		}
+	}
 	return x
 }
 
@@ -264,6 +271,9 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 	st := int32(0)
 	for i := 0; i < len(s); i++ {
 		st = x.next[int(st)*256+int(lower(s[i]))]
+		if !x.emits[st] {
+			continue
+		}
 		o := x.out[int(st)*x.words : int(st+1)*x.words]
 		for w, v := range o {
 			bits[w] |= v
