@@ -265,6 +265,13 @@ func StableID(category, path, anchor string, occurrence int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// StableIDKey is the identity StableID hashes apart from the occurrence
+// index: producers that number occurrences themselves must group by it,
+// or two findings differing only in white space would share an id.
+func StableIDKey(category, path, anchor string) string {
+	return strings.ToLower(strings.TrimSpace(category)) + "\x00" + strings.TrimSpace(path) + "\x00" + normalizeAnchor(anchor)
+}
+
 func normalizeAnchor(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) {
@@ -286,14 +293,13 @@ func anchorOf(f *Finding) string {
 // assignStableIDs fills missing stable ids; findings must already be in
 // their final order so occurrence indexes are deterministic.
 func assignStableIDs(fs []Finding) {
-	type key struct{ cat, path, anchor string }
-	seen := map[key]int{}
+	seen := map[string]int{}
 	for i := range fs {
 		f := &fs[i]
 		if f.StableID != "" {
 			continue
 		}
-		k := key{strings.ToLower(strings.TrimSpace(f.Category)), strings.TrimSpace(f.Path), normalizeAnchor(anchorOf(f))}
+		k := StableIDKey(f.Category, f.Path, anchorOf(f))
 		n := seen[k]
 		seen[k] = n + 1
 		f.StableID = StableID(f.Category, f.Path, anchorOf(f), n)

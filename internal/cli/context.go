@@ -133,14 +133,14 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 	return nil
 }
 
-// changeErr classifies errors from loading a change: git and range
-// problems are the user's input (exit 2).
+// changeErr classifies errors from loading or reviewing a change: what
+// the user asked for (a range that does not resolve, not a repository,
+// bad options) is a usage error; anything else is internal.
 func changeErr(err error) error {
-	var ge *git.Error
-	if errors.As(err, &ge) {
-		return &ExitError{Code: ExitInternal, Err: err}
+	if errors.Is(err, review.ErrInput) {
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	return &ExitError{Code: ExitUsage, Err: err}
+	return &ExitError{Code: ExitInternal, Err: err}
 }
 
 func shortSHA(s string) string {

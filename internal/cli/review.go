@@ -194,8 +194,15 @@ func (o *ReviewOptions) layer(cfg *config.Config, root string) ([]review.Ignore,
 	r := cfg.Review
 	set("filter-mode", "DIFFPAL_FILTER_MODE", r.FilterMode, &o.FilterMode)
 	set("block-on", "DIFFPAL_BLOCK_ON", r.BlockOn, &o.BlockOn)
-	set("bundle", "DIFFPAL_BUNDLE", r.Bundle, &o.Bundle)
-	set("profile", "DIFFPAL_PROFILE", r.Profile, &o.Profile)
+	// Bundle and profile are one choice (triage's): the first layer that
+	// sets either decides it.
+	switch {
+	case o.changed["bundle"] || o.changed["profile"]:
+	case os.Getenv("DIFFPAL_BUNDLE") != "" || os.Getenv("DIFFPAL_PROFILE") != "":
+		o.Bundle, o.Profile = os.Getenv("DIFFPAL_BUNDLE"), os.Getenv("DIFFPAL_PROFILE")
+	default:
+		o.Bundle, o.Profile = r.Bundle, r.Profile
+	}
 	set("provider", "DIFFPAL_PROVIDER", cfg.Provider, &o.Provider)
 	set("model", "DIFFPAL_MODEL", "", &o.Model)
 	if !o.changed["min-confidence"] {

@@ -68,7 +68,7 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 		if f.Blocking {
 			mark = p.c("1;31", "✗")
 		}
-		fmt.Fprintf(w, "  %s %-8s %s:%d  %s %s\n", mark, p.sev(f.Severity), f.Path, f.StartLine, f.Title, p.c("2", "["+f.Category+"]"))
+		fmt.Fprintf(w, "  %s %-8s %s:%d  %s %s\n", mark, p.sev(f.Severity), printable(f.Path), f.StartLine, printable(f.Title), p.c("2", "["+printable(f.Category)+"]"))
 	}
 	fmt.Fprintln(w)
 	dropped := 0
@@ -125,4 +125,15 @@ func (p *progress) done() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\x1b[2K")
 	}
+}
+
+// printable replaces control characters, so that a path or a model's
+// title cannot move the cursor or recolour the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/spf13/cobra"
@@ -72,6 +73,20 @@ func upgradeRun(opts *UpgradeOptions) error {
 	b, info, problems, err := findings.Decode(data, findings.DecodeOptions{})
 	if err != nil {
 		return usageErr("%s: %v", name, err)
+	}
+	// Only problems that upgrading repairs may pass (severity case); a
+	// value of the wrong type would otherwise be rewritten as zero.
+	var blocking findings.Problems
+	for _, p := range problems {
+		if !strings.Contains(p.Reason, "lower-case required") {
+			blocking = append(blocking, p)
+		}
+	}
+	if len(blocking) > 0 {
+		for _, p := range blocking {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", name, p)
+		}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(blocking))}
 	}
 	from := info.Effective
 	b.Version = findings.CurrentVersion

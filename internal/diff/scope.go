@@ -37,7 +37,8 @@ func (f *File) Spans(mode string) []Span {
 	if mode == FilterFile || mode == FilterNone {
 		return nil
 	}
-	var out []Span
+	out := []Span{} // empty, not nil: nil means "any line"
+
 	add := func(n int) {
 		if k := len(out); k > 0 && out[k-1].End+1 >= n {
 			if n > out[k-1].End {

@@ -201,6 +201,7 @@ var DiffArgs = []string{
 	"--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "--find-renames",
 	"--src-prefix=a/", "--dst-prefix=b/", "--submodule=short", "--unified=3", "--no-relative",
 	"--diff-algorithm=myers", "--ignore-submodules=none",
+	"-O/dev/null", // overrides a configured diff.orderFile (we sort by path anyway)
 }
 
 // Diff returns the patch from base to head; an empty head diffs against the
@@ -220,9 +221,11 @@ func (r *Runner) Diff(ctx context.Context, base, head string, paths ...string) (
 }
 
 // UntrackedFiles lists untracked, not ignored files (for working-tree
-// reviews, where new files are not in the index yet).
-func (r *Runner) UntrackedFiles(ctx context.Context) ([]string, error) {
-	out, err := r.Run(ctx, "ls-files", "-z", "--others", "--exclude-standard")
+// reviews, where new files are not in the index yet), repository-relative,
+// limited to pathspecs (interpreted from r.Dir, as git does).
+func (r *Runner) UntrackedFiles(ctx context.Context, paths ...string) ([]string, error) {
+	args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--"}
+	out, err := r.Run(ctx, append(args, paths...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,13 @@ package review
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
@@ -62,12 +64,15 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	r := &git.Runner{Dir: o.Dir}
 	root, err := r.TopLevel(ctx)
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
+	// Pathspecs mean what they mean to git where the user stands, so the
+	// commands that take them run there; everything else runs at the root.
+	here := &git.Runner{Dir: o.Dir}
 	r.Dir = root
 	rg, err := r.ResolveRange(ctx, o.Range)
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
 	c := &Change{Root: root, Range: rg}
 	c.Repository = o.Repository
@@ -105,9 +110,9 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		}()
 	}
 	if rg.Worktree {
-		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, "", o.Paths...)
+		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, "", o.Paths...)
 	} else {
-		c.RawDiff, err = r.Diff(ctx, rg.DiffBase, rg.Head, o.Paths...)
+		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, rg.Head, o.Paths...)
 	}
 	if err != nil {
 		if pre != nil {
@@ -120,7 +125,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		return nil, fmt.Errorf("parse git diff: %w", err)
 	}
 	if rg.Worktree {
-		extra, raw, err := untracked(ctx, r, root, o.Paths)
+		extra, raw, err := untracked(ctx, here, root, o.Paths)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +157,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		var data []byte
 		if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
 			if rg.Worktree {
-				data, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(f.NewPath)))
+				data, _, err = readWorktree(root, f.NewPath)
 				if err != nil {
 					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
 				}
@@ -176,6 +181,9 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		}
 		c.Files = append(c.Files, cf)
 	}
+	// Git's order can be anything (diff.orderFile, untracked files
+	// appended): the engine looks files up by path.
+	slices.SortFunc(c.Files, func(a, b *ChangedFile) int { return strings.Compare(a.Path(), b.Path()) })
 	if !o.NoPacket {
 		if c.Packet, err = c.BuildPacket(o.MaxItems); err != nil {
 			return nil, err
@@ -201,21 +209,18 @@ func (c *Change) BuildPacket(maxItems int) (*evidence.Packet, error) {
 // untracked turns untracked files into "added" diff files, so a work-tree
 // review sees new files that are not staged yet.
 func untracked(ctx context.Context, r *git.Runner, root string, paths []string) ([]*diff.File, []byte, error) {
-	names, err := r.UntrackedFiles(ctx)
+	names, err := r.UntrackedFiles(ctx, paths...)
 	if err != nil {
 		return nil, nil, err
 	}
 	var files []*diff.File
 	var raw bytes.Buffer
 	for _, n := range names {
-		if len(paths) > 0 && !underAny(n, paths) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(n)))
+		data, mode, err := readWorktree(root, n)
 		if err != nil {
 			continue // vanished or unreadable: git will not see it either
 		}
-		f := &diff.File{NewPath: n, OldPath: n, Status: diff.Added, NewMode: "100644"}
+		f := &diff.File{NewPath: n, OldPath: n, Status: diff.Added, NewMode: mode}
 		if bytes.IndexByte(data, 0) >= 0 {
 			f.Binary = true
 		} else if len(data) > 0 {
@@ -233,14 +238,21 @@ func untracked(ctx context.Context, r *git.Runner, root string, paths []string) 
 	return files, raw.Bytes(), nil
 }
 
-func underAny(p string, prefixes []string) bool {
-	for _, pre := range prefixes {
-		pre = strings.TrimSuffix(pre, "/")
-		if p == pre || strings.HasPrefix(p, pre+"/") || pre == "." {
-			return true
-		}
+// readWorktree reads a work-tree file as git would store it: a symlink's
+// content is its target path, never the file it points at (which may lie
+// outside the repository, or not exist).
+func readWorktree(root, path string) ([]byte, string, error) {
+	full := filepath.Join(root, filepath.FromSlash(path))
+	fi, err := os.Lstat(full)
+	if err != nil {
+		return nil, "", err
 	}
-	return false
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(full)
+		return []byte(target), "120000", err
+	}
+	data, err := os.ReadFile(full)
+	return data, "100644", err
 }
 
 // splitLines splits content into lines without their terminators.
@@ -290,4 +302,22 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// ErrInput marks errors caused by what the user asked for (a range that
+// does not resolve, a directory that is not a repository, bad options):
+// the CLI reports them as usage errors, everything else as internal.
+var ErrInput = errors.New("invalid input")
+
+type inputError struct{ err error }
+
+func (e inputError) Error() string        { return e.err.Error() }
+func (e inputError) Unwrap() error        { return e.err }
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+func inputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return inputError{err}
 }

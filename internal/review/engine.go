@@ -110,14 +110,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.FilterMode = diff.FilterAdded
 	}
 	if err := diff.ValidFilter(o.FilterMode); err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
 	if o.Bundle != "" && o.Profile != "" {
-		return nil, errors.New("--bundle and --profile are mutually exclusive")
+		return nil, inputErr(errors.New("--bundle and --profile are mutually exclusive"))
 	}
 	for i, ig := range o.Ignores {
 		if err := ig.validate(); err != nil {
-			return nil, fmt.Errorf("ignores[%d]: %w", i, err)
+			return nil, inputErr(fmt.Errorf("ignores[%d]: %w", i, err))
 		}
 	}
 	progress := func(s string) {

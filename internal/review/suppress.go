@@ -46,7 +46,7 @@ type Suppressed struct {
 
 // inlineIgnore matches `diffpal:ignore TARGET[,TARGET...] [-- REASON]` in
 // any comment syntax.
-var inlineIgnore = regexp.MustCompile(`diffpal:ignore(?:\s+([A-Za-z0-9_.,*/-]+))?(?:\s+--\s*(.*))?`)
+var inlineIgnore = regexp.MustCompile(`diffpal:ignore(?:\s+([A-Za-z0-9_.,*/][A-Za-z0-9_.,*/-]*))?(?:\s+--\s*(.*))?`)
 
 func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
 	s := Suppressed{RuleID: c.RuleID, Category: c.Category, Path: c.Path, Line: c.StartLine}

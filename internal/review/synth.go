@@ -57,10 +57,10 @@ type triageChoice struct {
 // same file-type rules that produce recommended_profiles.
 func triage(ch *Change, rec []qa.Profile, forceBundle, forceProfile string) triageChoice {
 	if forceBundle != "" {
-		return triageChoice{bundle: forceBundle, why: "bundle " + forceBundle + " chosen by --bundle"}
+		return triageChoice{bundle: forceBundle, why: "bundle " + forceBundle + " chosen by --bundle, DIFFPAL_BUNDLE or the config"}
 	}
 	if forceProfile != "" {
-		return triageChoice{profile: forceProfile, why: "profile " + forceProfile + " chosen by --profile"}
+		return triageChoice{profile: forceProfile, why: "profile " + forceProfile + " chosen by --profile, DIFFPAL_PROFILE or the config"}
 	}
 	// A language bundle fits when most changed source files are in its
 	// languages; mixed changes go to the generalist bundle.
@@ -165,8 +165,16 @@ func (e *engine) admit(c Candidate) *candidate {
 	}
 	k := &candidate{Candidate: c, side: "RIGHT"}
 	added, removed := f.Diff.Added(), f.Diff.Removed()
+	spans := f.Diff.Spans(e.o.FilterMode)
 	switch {
-	case c.StartLine <= 0 && c.OldLine > 0:
+	case c.OldLine > 0:
+		// About a removed line: keep it on the new side where the provider
+		// placed it when that is a changed line, else on the old side.
+		if c.StartLine > 0 {
+			if _, _, ok := diff.Clip(spans, c.StartLine, max(c.EndLine, c.StartLine)); ok {
+				break
+			}
+		}
 		k.side = "LEFT"
 		k.StartLine, k.EndLine = c.OldLine, c.OldLine
 	case c.StartLine <= 0 && len(added) > 0:
@@ -181,7 +189,6 @@ func (e *engine) admit(c Candidate) *candidate {
 	if k.EndLine < k.StartLine {
 		k.EndLine = k.StartLine
 	}
-	spans := f.Diff.Spans(e.o.FilterMode)
 	if k.side == "LEFT" && spans != nil {
 		spans = oldSpans(f.Diff)
 	}
@@ -227,9 +234,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// oldSpans are the removed lines' old-side ranges.
+// oldSpans are the removed lines' old-side ranges (empty, not nil, when
+// nothing was removed: nil would mean "any line").
 func oldSpans(f *diff.File) []diff.Span {
-	var out []diff.Span
+	out := []diff.Span{}
 	for _, l := range f.Removed() {
 		if k := len(out); k > 0 && out[k-1].End+1 == l.OldNo {
 			out[k-1].End = l.OldNo
@@ -393,18 +401,34 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 	}
 	r.Scope = clip(scope, 2000)
 	if canReport(p) {
+		// At most 100 candidates per report (the contract): every bound
+		// group's leading candidate first, so each final finding keeps a
+		// confirmed decision, then the others while room remains.
 		n, over := 0, 0
-		for _, c := range cands {
-			if !bound[c.group] {
+		take := func(c *candidate) {
+			if n == maxSessionFindings {
 				over++
-				continue
+				return
 			}
 			n++
 			c.id = fmt.Sprintf("F-%02d", n)
 			r.FindingCandidates = append(r.FindingCandidates, e.profileCandidate(c, c.id))
 		}
+		for _, c := range cands {
+			if bound[c.group] && c.group.best == c {
+				take(c)
+			}
+		}
+		for _, c := range cands {
+			switch {
+			case !bound[c.group]:
+				over++
+			case c.group.best != c:
+				take(c)
+			}
+		}
 		if over > 0 {
-			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{Text: fmt.Sprintf("%d further candidates beyond the session's %d-finding limit are recorded only in findings.json.", over, maxSessionFindings)})
+			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{Text: fmt.Sprintf("%d further candidates beyond the contract's limits (%d findings per session, %d candidates per report) are recorded only in findings.json.", over, maxSessionFindings, maxSessionFindings)})
 		}
 	}
 	switch p {
@@ -832,7 +856,7 @@ func (e *engine) buildBundle(groups []*group) error {
 	occ := map[string]int{}
 	for _, g := range byLoc {
 		anchor := nonEmpty(g.best.Snippet, nonEmpty(g.best.Anchor, g.best.Title))
-		k := g.best.Category + "\x00" + g.best.Path + "\x00" + anchor
+		k := findings.StableIDKey(g.best.Category, g.best.Path, anchor)
 		g.stableID = findings.StableID(g.best.Category, g.best.Path, anchor, occ[k])
 		occ[k]++
 	}

@@ -20,7 +20,12 @@ const (
 	ReasonSubmodule  = "submodule"
 	ReasonDeleted    = "deleted"
 	ReasonModeOnly   = "mode_only"
+	ReasonOutput     = "diffpal_output"
 )
+
+// OutputDir is where diffpal writes; it is never reviewed, or a work-tree
+// review would review its own previous results.
+const OutputDir = ".artifacts/diffpal/"
 
 // Options configure scoping.
 type Options struct {
@@ -65,6 +70,9 @@ func (o Options) Decide(c Candidate) (Skip, bool) {
 	skip := func(reason, detail string) (Skip, bool) { return Skip{Path: p, Reason: reason, Detail: detail}, false }
 	if c.Submodule {
 		return skip(ReasonSubmodule, "submodule pointer change")
+	}
+	if strings.HasPrefix(p, OutputDir) {
+		return skip(ReasonOutput, "diffpal's own output directory")
 	}
 	if ok, line := o.Ignore.Match(p); ok {
 		return skip(ReasonIgnoreFile, fmt.Sprintf(".diffpalignore line %d", line))
