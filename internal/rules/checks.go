@@ -216,7 +216,7 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 		}
 		for _, d := range addedDefs(fc) {
 			o, ok := old[d.name]
-			if !ok || o.kind != d.kind || paramsOf(o.text) == paramsOf(d.text) {
+			if !ok || o.kind != d.kind || paramsOf(o.name, o.text) == paramsOf(d.name, d.text) {
 				continue
 			}
 			if idx == nil {
@@ -243,10 +243,32 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 	return hits
 }
 
-// paramsOf extracts the text from the first '(' of a definition line on.
-func paramsOf(s string) string {
-	if i := strings.Index(s, "("); i >= 0 {
-		s = s[i:]
+// paramsOf is the signature of the definition of name on line s: the
+// balanced parameter list after the name and whatever follows it up to
+// the body ("{" or ":" at depth 0), so a Go receiver or a one-line body
+// does not count as part of the signature.
+func paramsOf(name, s string) string {
+	i := strings.Index(s, name)
+	if i < 0 {
+		return s
 	}
-	return strings.TrimRight(strings.TrimSpace(s), "{: ")
+	rest := s[i+len(name):]
+	open := strings.IndexByte(rest, '(')
+	if open < 0 {
+		return ""
+	}
+	depth := 0
+	for j := open; j < len(rest); j++ {
+		switch rest[j] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '{', ':', '=':
+			if depth == 0 {
+				return strings.TrimSpace(rest[:j])
+			}
+		}
+	}
+	return strings.TrimSpace(rest)
 }

@@ -51,3 +51,17 @@ func TestPrefilterNeverHidesAMatch(t *testing.T) {
 		t.Error("containsFold")
 	}
 }
+
+func TestParamsOf(t *testing.T) {
+	cases := []struct{ name, line, want string }{
+		{"Endpoint", "func (c *Client) Endpoint() string { return x(c.endpoint) }", "() string"},
+		{"Run", "func Run(ctx context.Context, n int) (int, error) {", "(ctx context.Context, n int) (int, error)"},
+		{"load", "def load(path, mode='r'):", "(path, mode='r')"},
+		{"Map", "func Map[T any](xs []T) []T {", "[T any](xs []T) []T"}, // type parameters are part of it
+	}
+	for _, c := range cases {
+		if got := paramsOf(c.name, c.line); got != c.want {
+			t.Errorf("paramsOf(%q) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
