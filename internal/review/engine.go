@@ -249,7 +249,17 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 	}
 
 	// Triage.
-	tri := triage(e.ch, s.RecommendedProfiles, e.o.Bundle, e.o.Profile)
+	rec := s.RecommendedProfiles
+	if s.ReviewContext == nil {
+		// An unbound session (a change too large to bind) has no hints of
+		// its own; the same file-type rules still apply.
+		paths := make([]string, len(e.ch.Files))
+		for i, f := range e.ch.Files {
+			paths[i] = f.Path()
+		}
+		rec = qa.RecommendProfiles(paths)
+	}
+	tri := triage(e.ch, rec, e.o.Bundle, e.o.Profile)
 	e.audit.Triage = tri.why
 	adv := qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepTriage, Status: qa.OutcomeCompleted}
 	if tri.bundle != "" {

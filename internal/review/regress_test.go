@@ -194,3 +194,19 @@ func TestSuppressionWithoutTarget(t *testing.T) {
 		t.Errorf("findings %v suppressed %+v", findingsAt(t, res), res.Audit.Suppressed)
 	}
 }
+
+// An unbound session (here: uncommitted work, which has no head to bind
+// to) still triages from the changed files.
+func TestUnboundSessionTriage(t *testing.T) {
+	repo := gittest.New(t)
+	repo.Write("app.py", "x = 1\n")
+	repo.Commit("base")
+	repo.Write("app.py", "def f(items=[]):\n    return items\n")
+	res, err := Run(context.Background(), Options{Change: ChangeOptions{Dir: repo.Dir, Range: git.RangeOptions{Uncommitted: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Session.ReviewContext != nil || !strings.Contains(res.Audit.Triage, "python_backend") {
+		t.Errorf("triage = %q (bound %v)", res.Audit.Triage, res.Session.ReviewContext != nil)
+	}
+}
