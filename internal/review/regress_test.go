@@ -210,3 +210,30 @@ func TestUnboundSessionTriage(t *testing.T) {
 		t.Errorf("triage = %q (bound %v)", res.Audit.Triage, res.Session.ReviewContext != nil)
 	}
 }
+
+// A finding the baseline already has is decided as such in the session
+// (rejected, "already in the baseline"), not confirmed and then dropped.
+func TestBaselineDecisionsInSession(t *testing.T) {
+	repo := gittest.New(t)
+	repo.Write("a.go", "package a\n")
+	repo.Commit("base")
+	repo.Git("checkout", "-q", "-b", "f")
+	repo.Write("a.go", "package a\n\nimport \"crypto/tls\"\n\nvar c = &tls.Config{InsecureSkipVerify: true}\n")
+	repo.Commit("f")
+	first, err := Run(context.Background(), Options{Change: ChangeOptions{Dir: repo.Dir}})
+	if err != nil || len(first.Bundle.Findings) != 1 {
+		t.Fatalf("first review: %v %v", err, findingsAt(t, first))
+	}
+	again, err := Run(context.Background(), Options{Change: ChangeOptions{Dir: repo.Dir}, Baseline: first.Bundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Bundle.Findings) != 0 || len(again.Audit.Baseline.Unchanged) != 1 {
+		t.Fatalf("findings %v baseline %+v", findingsAt(t, again), again.Audit.Baseline)
+	}
+	fr := again.Session.FinalReviewReport
+	if len(fr.FindingCandidates) != 0 || len(fr.CandidateDecisions) != 1 || fr.CandidateDecisions[0].Verdict != "rejected" ||
+		!strings.Contains(fr.CandidateDecisions[0].Rationale, "baseline") {
+		t.Errorf("final report = %+v", fr)
+	}
+}
