@@ -316,6 +316,7 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		e.audit.Candidates += len(perProfile[p])
 	}
 	groups := synthesize(perProfile, profiles)
+	e.identify(groups)
 	bound := groupsForSession(groups)
 
 	// Drive the session through the primary profiles.

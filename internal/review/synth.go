@@ -669,7 +669,7 @@ func (e *engine) verifyAtSynthesis(ctx context.Context, groups []*group, bound m
 	}
 	var gs []*group
 	for _, g := range groups {
-		if bound[g] && !g.rejected {
+		if bound[g] && !g.rejected && !g.baseline {
 			gs = append(gs, g)
 		}
 	}
@@ -702,6 +702,9 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 			refuted++
 			continue
 		}
+		if g.baseline {
+			continue
+		}
 		kept++
 		counts[g.severity()]++
 	}
@@ -717,6 +720,19 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 	}
 	for _, g := range groups {
 		if !bound[g] {
+			continue
+		}
+		if g.baseline && !g.rejected {
+			// Already reported before: not a new finding of this review.
+			for _, m := range g.members {
+				if m.id == "" {
+					continue
+				}
+				fr.CandidateDecisions = append(fr.CandidateDecisions, qa.CandidateDecision{
+					Source: qa.CandidateRef{Profile: m.profile, CandidateID: m.id}, Verdict: qa.VerdictRejected,
+					Rationale:    clip("Already in the baseline bundle as stable_id "+g.stableID+"; not reported again.", 2000),
+					EvidenceRefs: e.refsOrPlaceholder(m.refs)})
+			}
 			continue
 		}
 		if g.rejected {
@@ -772,7 +788,7 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 				EvidenceRefs: e.refsOrPlaceholder(m.refs)}
 			if m == g.best {
 				d.Verdict = qa.VerdictConfirmed
-				d.Rationale = clip(fmt.Sprintf("Rule %s matched the changed code at %s:%d and survived anchoring, suppression and baseline checks.", m.RuleID, m.Path, m.StartLine), 2000)
+				d.Rationale = clip(fmt.Sprintf("%s reported it at %s:%d on changed lines; it survived anchoring, suppression and the baseline.", nonEmpty(m.RuleID, e.o.Provider.Name()), m.Path, m.StartLine), 2000)
 			} else {
 				d.Verdict = qa.VerdictDuplicate
 				d.Rationale = clip(fmt.Sprintf("Same location and category as %s (rule %s).", g.finalID, g.best.RuleID), 2000)
@@ -847,27 +863,7 @@ func (e *engine) buildBundle(groups []*group) error {
 	for _, f := range ch.Files {
 		b.Files = append(b.Files, findings.File{Path: f.Path(), Status: f.Diff.Status})
 	}
-	// Stable ids over the anchored snippet, occurrence-numbered in location
-	// order so that they do not depend on ranking.
-	byLoc := slices.Clone(groups)
-	slices.SortStableFunc(byLoc, func(a, b *group) int {
-		return cmp.Or(strings.Compare(a.best.Path, b.best.Path), cmp.Compare(a.best.StartLine, b.best.StartLine), strings.Compare(a.best.Category, b.best.Category))
-	})
-	occ := map[string]int{}
-	for _, g := range byLoc {
-		anchor := nonEmpty(g.best.Snippet, nonEmpty(g.best.Anchor, g.best.Title))
-		k := findings.StableIDKey(g.best.Category, g.best.Path, anchor)
-		g.stableID = findings.StableID(g.best.Category, g.best.Path, anchor, occ[k])
-		occ[k]++
-	}
-	var baseIDs map[string]bool
 	if e.o.Baseline != nil {
-		baseIDs = map[string]bool{}
-		for _, f := range e.o.Baseline.Findings {
-			if f.StableID != "" {
-				baseIDs[f.StableID] = true
-			}
-		}
 		e.audit.Baseline = &BaselineSummary{New: []string{}, Unchanged: []string{}, Fixed: []string{}}
 	}
 	current := map[string]bool{}
@@ -878,12 +874,11 @@ func (e *engine) buildBundle(groups []*group) error {
 			continue
 		}
 		current[g.stableID] = true
-		if baseIDs != nil && baseIDs[g.stableID] {
-			g.baseline = true
+		if g.baseline {
 			e.audit.Baseline.Unchanged = append(e.audit.Baseline.Unchanged, g.stableID)
 			continue
 		}
-		if baseIDs != nil {
+		if e.o.Baseline != nil {
 			e.audit.Baseline.New = append(e.audit.Baseline.New, g.stableID)
 		}
 		f := findings.Finding{
@@ -902,7 +897,7 @@ func (e *engine) buildBundle(groups []*group) error {
 		}
 		b.Findings = append(b.Findings, f)
 	}
-	if baseIDs != nil {
+	if e.o.Baseline != nil {
 		for _, f := range e.o.Baseline.Findings {
 			if f.StableID != "" && !current[f.StableID] {
 				e.audit.Baseline.Fixed = append(e.audit.Baseline.Fixed, f.StableID)
@@ -917,6 +912,36 @@ func (e *engine) buildBundle(groups []*group) error {
 	e.bundle = b
 	e.audit.Findings = len(b.Findings)
 	return nil
+}
+
+// identify gives every group its stable id (over the anchored snippet,
+// occurrence-numbered in location order so that ranking does not matter)
+// and marks the groups the baseline already has, before synthesis decides
+// anything about them.
+func (e *engine) identify(groups []*group) {
+	byLoc := slices.Clone(groups)
+	slices.SortStableFunc(byLoc, func(a, b *group) int {
+		return cmp.Or(strings.Compare(a.best.Path, b.best.Path), cmp.Compare(a.best.StartLine, b.best.StartLine), strings.Compare(a.best.Category, b.best.Category))
+	})
+	occ := map[string]int{}
+	for _, g := range byLoc {
+		anchor := nonEmpty(g.best.Snippet, nonEmpty(g.best.Anchor, g.best.Title))
+		k := findings.StableIDKey(g.best.Category, g.best.Path, anchor)
+		g.stableID = findings.StableID(g.best.Category, g.best.Path, anchor, occ[k])
+		occ[k]++
+	}
+	if e.o.Baseline == nil {
+		return
+	}
+	base := map[string]bool{}
+	for _, f := range e.o.Baseline.Findings {
+		if f.StableID != "" {
+			base[f.StableID] = true
+		}
+	}
+	for _, g := range groups {
+		g.baseline = base[g.stableID]
+	}
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
