@@ -216,7 +216,12 @@ func ruleFiles(ch *Change) []*rules.File {
 	return out
 }
 
-func (e *engine) drop(reason, sample string) {
+func (e *engine) drop(reason, sample string) { e.dropN(reason, sample, 1) }
+
+func (e *engine) dropN(reason, sample string, n int) {
+	if n <= 0 {
+		return
+	}
 	if e.drops == nil {
 		e.drops = map[string]*Drop{}
 	}
@@ -225,7 +230,7 @@ func (e *engine) drop(reason, sample string) {
 		d = &Drop{Reason: reason}
 		e.drops[reason] = d
 	}
-	d.Count++
+	d.Count += n
 	if len(d.Samples) < 5 {
 		d.Samples = append(d.Samples, sample)
 	}
@@ -301,9 +306,7 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		}
 		results[p] = res
 		for reason, n := range res.Dropped {
-			for i := 0; i < n; i++ {
-				e.drop(reason, string(p))
-			}
+			e.dropN(reason, string(p), n)
 		}
 		for _, c := range res.Candidates {
 			if k := e.admit(c); k != nil {

@@ -202,9 +202,12 @@ func (e *engine) admit(c Candidate) *candidate {
 		e.audit.Suppressed = append(e.audit.Suppressed, sup)
 		return nil
 	}
-	line := k.StartLine
+	// The packet's items are addressed by new-side lines; an old-side
+	// finding cites the hunk that removed its line.
+	first, last := k.StartLine, k.EndLine
 	if k.side == "LEFT" {
-		line = newSideOf(f.Diff, k.StartLine)
+		first = newSideOf(f.Diff, k.StartLine)
+		last = first
 	}
 	for _, r := range c.EvidenceRefs {
 		if _, ok := e.ch.Packet.Item(r); ok && !slices.Contains(k.refs, r) {
@@ -212,7 +215,7 @@ func (e *engine) admit(c Candidate) *candidate {
 		}
 	}
 	if len(k.refs) == 0 {
-		k.refs = e.ch.Packet.RefsAt(f.Path(), line, max(line, k.EndLine*boolInt(k.side == "RIGHT")))
+		k.refs = e.ch.Packet.RefsAt(f.Path(), first, last)
 	}
 	if len(k.refs) == 0 {
 		for _, it := range e.ch.Packet.Items {
@@ -225,13 +228,6 @@ func (e *engine) admit(c Candidate) *candidate {
 		k.refs = k.refs[:32]
 	}
 	return k
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // oldSpans are the removed lines' old-side ranges (empty, not nil, when
