@@ -5,6 +5,7 @@ package sarif
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"slices"
@@ -101,6 +102,9 @@ type ResultProperties struct {
 	Confidence float64 `json:"confidence"`
 	Blocking   bool    `json:"blocking"`
 	Provider   string  `json:"provider,omitempty"`
+	// RemovedLines is "start-end" of the old file for findings about
+	// removed lines (changed_span.side LEFT).
+	RemovedLines string `json:"removed_lines,omitempty"`
 }
 
 // Location is a physical location.
@@ -111,7 +115,9 @@ type Location struct {
 // PhysicalLocation is a file region.
 type PhysicalLocation struct {
 	ArtifactLocation ArtifactLocation `json:"artifactLocation"`
-	Region           Region           `json:"region"`
+	// Region is nil for findings on removed lines: their line numbers
+	// belong to the old file, and the artifact is the new one.
+	Region *Region `json:"region,omitempty"`
 }
 
 // ArtifactLocation is a repository-relative URI.
@@ -191,12 +197,17 @@ func Convert(b *findings.Bundle, tool Tool) *Log {
 			Message:   Text{Text: messageText(f)},
 			Locations: []Location{{PhysicalLocation: PhysicalLocation{
 				ArtifactLocation: ArtifactLocation{URI: PathURI(f.Path), URIBaseID: "%SRCROOT%"},
-				Region:           Region{StartLine: f.StartLine, EndLine: f.EndLine},
 			}}},
 			Properties: ResultProperties{
 				ID: f.ID, StableID: f.StableID, Severity: string(f.Severity),
 				Confidence: f.Confidence, Blocking: f.Blocking, Provider: f.Provider,
 			},
+		}
+		if f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT" {
+			r.Properties.RemovedLines = fmt.Sprintf("%d-%d", f.StartLine, f.EndLine)
+			r.Message.Text = fmt.Sprintf("(removed lines %d-%d) %s", f.StartLine, f.EndLine, r.Message.Text)
+		} else {
+			r.Locations[0].PhysicalLocation.Region = &Region{StartLine: f.StartLine, EndLine: f.EndLine}
 		}
 		if f.StableID != "" {
 			r.PartialFingerprints = map[string]string{FingerprintKey: f.StableID}

@@ -57,8 +57,11 @@ func TestValidatesAgainstOfficialSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	left := fixture(t)
+	left.Findings[0].ChangedSpan.Side = "LEFT"
 	for name, b := range map[string]*findings.Bundle{
 		"fixture": fixture(t),
+		"left":    left,
 		"empty":   {Version: "v3", ReviewID: "r", Findings: []findings.Finding{}},
 	} {
 		out := encode(t, Convert(b, testTool))
@@ -109,12 +112,19 @@ func TestConvert(t *testing.T) {
 			t.Errorf("result %d: must not set primaryLocationLineHash", i)
 		}
 		reg := r.Locations[0].PhysicalLocation.Region
-		if reg.StartLine != f.StartLine || reg.EndLine != f.EndLine {
+		if reg == nil || reg.StartLine != f.StartLine || reg.EndLine != f.EndLine {
 			t.Errorf("result %d: region %+v", i, reg)
 		}
 		if r.Properties.Blocking != f.Blocking || r.Properties.Confidence != f.Confidence {
 			t.Errorf("result %d: properties %+v", i, r.Properties)
 		}
+	}
+	// A finding on removed lines has no region in the new file.
+	left := fixture(t)
+	left.Findings[0].ChangedSpan.Side = "LEFT"
+	lr := Convert(left, testTool).Runs[0].Results[0]
+	if lr.Locations[0].PhysicalLocation.Region != nil || lr.Properties.RemovedLines == "" || !strings.HasPrefix(lr.Message.Text, "(removed lines ") {
+		t.Errorf("LEFT result = %+v", lr)
 	}
 	if got := PathURI("dir with space/ünï#1?.go"); got != "dir%20with%20space/%C3%BCn%C3%AF%231%3F.go" {
 		t.Errorf("PathURI = %s", got)
