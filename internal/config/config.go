@@ -217,7 +217,9 @@ func (c *Config) Validate() []FieldError {
 			add(fmt.Sprintf("rules.packs[%d]", i), "must not be empty")
 		}
 	}
-	providerNames := map[string]bool{"builtin": true}
+	// Besides configured names, the bare types work as they do on the
+	// command line (set up from OPENAI_*/ANTHROPIC_* and --model/--command).
+	providerNames := map[string]bool{"builtin": true, "openai": true, "anthropic": true, "command": true}
 	for name, p := range c.Providers {
 		f := "providers." + name
 		providerNames[name] = true
@@ -256,7 +258,7 @@ func (c *Config) Validate() []FieldError {
 		}
 	}
 	if c.Provider != "" && !providerNames[c.Provider] {
-		add("provider", "names no configured provider: %q (want builtin or a key of providers)", c.Provider)
+		add("provider", "names no configured provider: %q (want builtin, openai, anthropic, command or a key of providers)", c.Provider)
 	}
 	for stage, name := range c.Stages {
 		f := "stages." + stage

@@ -135,6 +135,15 @@ stages:
 // TestStarterAndSchema checks that the starter config is valid for both
 // the Go validator and the published JSON Schema, and that the schema
 // rejects what the validator rejects on a few representative mistakes.
+func TestBareProviderTypes(t *testing.T) {
+	// As on the command line: set up from the environment and flags.
+	for _, p := range []string{"builtin", "openai", "anthropic", "command"} {
+		if _, err := Parse([]byte("version: v1\nprovider: " + p + "\nstages:\n  synthesis: " + p + "\n")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
 func TestStarterAndSchema(t *testing.T) {
 	if _, err := Parse([]byte(Starter)); err != nil {
 		t.Fatalf("starter config invalid: %v", err)
