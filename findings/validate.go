@@ -303,6 +303,10 @@ func (v *validator) path(p string, at loc, field string) {
 	}
 }
 
+// PathProblem says why p cannot be a finding or file path of a bundle
+// (absolute, a drive path, a ".." segment, a NUL byte), or "" when it can.
+func PathProblem(p string) string { return pathProblem(p) }
+
 func pathProblem(p string) string {
 	switch {
 	case strings.IndexByte(p, 0) >= 0:

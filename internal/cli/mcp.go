@@ -271,6 +271,11 @@ func parseTTL(s string) (time.Duration, error) {
 	if d < time.Second {
 		return 0, errors.New("want at least 1s")
 	}
+	// Expiry instants must stay storable (SQLite keeps Unix nanoseconds,
+	// good until 2262); a century is more than any session needs.
+	if d > 100*365*24*time.Hour {
+		return 0, errors.New("want at most 100 years")
+	}
 	return d, nil
 }
 

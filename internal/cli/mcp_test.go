@@ -55,6 +55,7 @@ func TestMcpUsageErrors(t *testing.T) {
 	}{
 		{"ttl zero", nil, []string{"--ttl", "0"}, "--ttl"},
 		{"ttl garbage", nil, []string{"--ttl", "soon"}, "--ttl"},
+		{"ttl beyond storable expiries", nil, []string{"--ttl", "9223372036"}, "--ttl"},
 		{"ttl env", map[string]string{envMcpTTL: "-5m"}, nil, envMcpTTL},
 		{"max sessions", nil, []string{"--max-sessions", "0"}, "--max-sessions"},
 		{"max sessions env", map[string]string{envMcpMaxSessions: "many"}, nil, envMcpMaxSessions},

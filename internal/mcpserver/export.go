@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,18 +69,15 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// findingKey identifies a finding by the fields Normalize does not change,
-// so exported findings can be matched with their sources after Normalize
-// has sorted them and given them ids.
-type findingKey struct {
-	path                 string
-	start, end           int
-	category, title, msg string
-	severity             findings.Severity
-}
-
-func keyOf(f *findings.Finding) findingKey {
-	return findingKey{f.Path, f.StartLine, f.EndLine, f.Category, f.Title, f.Message, f.Severity}
+// idBeforeNormalize is the id Normalize will give f: DiffPal's recipe over
+// everything that distinguishes a finding, evidence included, so exported
+// findings are matched with their sources exactly after Normalize sorts
+// them (a key without the evidence let look-alike findings swap sources).
+func idBeforeNormalize(repo string, b *findings.Bundle, f findings.Finding) string {
+	if f.ReviewID == "" {
+		f.ReviewID = b.ReviewID
+	}
+	return findings.ID(cmp.Or(repo, "local"), b.HeadSHA, &f)
 }
 
 func span(s qa.ExportSpan) *findings.Span {
@@ -99,9 +97,14 @@ func BuildBundle(exp qa.FindingsExport) (ExportOutput, error) {
 		Findings:      make([]findings.Finding, 0, len(exp.Findings)),
 	}
 	for _, p := range exp.Files {
-		b.Files = append(b.Files, findings.File{Path: p})
+		// files is optional: a changed path that a bundle may not carry
+		// (absolute, "..", a drive-like name) is left out rather than
+		// making the whole report unexportable.
+		if findings.PathProblem(p) == "" {
+			b.Files = append(b.Files, findings.File{Path: p})
+		}
 	}
-	sources := map[findingKey][]FindingSource{}
+	sources := map[string][]FindingSource{}
 	for _, ef := range exp.Findings {
 		f := findings.Finding{
 			Category: ef.Category, Severity: findings.Severity(ef.Severity), Confidence: ef.Confidence,
@@ -115,7 +118,7 @@ func BuildBundle(exp qa.FindingsExport) (ExportOutput, error) {
 		if ef.SupportingSpan != nil {
 			f.SupportingSpan = span(*ef.SupportingSpan)
 		}
-		k := keyOf(&f)
+		k := idBeforeNormalize(exp.Repo, &b, f)
 		sources[k] = append(sources[k], FindingSource{FinalFindingID: ef.FinalFindingID,
 			SourceProfiles: nonNil(slices.Clone(ef.SourceProfiles)), EvidenceRefs: nonNil(slices.Clone(ef.EvidenceRefs))})
 		b.Findings = append(b.Findings, f)
@@ -135,7 +138,7 @@ func BuildBundle(exp qa.FindingsExport) (ExportOutput, error) {
 		FindingSources:      make([]FindingSource, 0, len(b.Findings))}
 	for i := range b.Findings {
 		f := &b.Findings[i]
-		k := keyOf(f)
+		k := f.ID
 		if len(sources[k]) == 0 {
 			return ExportOutput{}, fmt.Errorf("mcpserver: exported finding %s changed during normalization", f.ID)
 		}

@@ -179,7 +179,10 @@ func addTool[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPatch f
 		OutputSchema: outSchema,
 		Annotations:  annotations(spec),
 	}
-	mcp.AddTool(srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if req != nil && req.Params != nil {
+			ctx = qa.WithArguments(ctx, req.Params.Arguments)
+		}
 		out, err := call(ctx, in)
 		if err != nil {
 			var zero Out

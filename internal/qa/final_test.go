@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -238,4 +239,21 @@ func TestExport(t *testing.T) {
 	b := mustStart(t, o, StartInput{TaskType: TaskOther, ReviewContext: boundContext()})
 	_, err = o.Export(ctx, ExportInput{RunID: b.RunID})
 	wantCode(t, err, CodeExportNoReport)
+}
+
+// A session stopped before any profile completed may still record a final
+// report: profiles_reviewed is then exactly the empty set.
+func TestFinalReportAfterEarlyStopWithNoProfiles(t *testing.T) {
+	o, _ := newTestOrch(t, nil)
+	ctx := context.Background()
+	s := mustStart(t, o, StartInput{TaskType: TaskOrdinaryReview, ReviewContext: boundContext()})
+	s = mustAdvance(t, o, AdvanceInput{RunID: s.RunID, CompletedStep: StepTriage, Status: OutcomePartial})
+	s, err := o.Finish(ctx, FinishInput{RunID: s.RunID, Outcome: OutcomePartial,
+		FinalReviewReport: &FinalReviewReport{Summary: "stopped before review: the diff could not be read", ProfilesReviewed: []Profile{}}})
+	if err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	if s.FinalReviewReport == nil || s.Status != StatusPartial {
+		t.Errorf("status %s, report %v", s.Status, s.FinalReviewReport)
+	}
 }

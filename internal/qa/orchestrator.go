@@ -405,6 +405,30 @@ func requestHash(tool string, args any) (string, error) {
 	}{tool, args})
 }
 
+type rawArgsKey struct{}
+
+// WithArguments attaches the JSON arguments exactly as a host sent them,
+// so that request_sha256 is computed over what the host can compute too
+// (QA-CONTRACT §6: JCS of {tool, arguments without request_id}). Without
+// them the typed input is hashed, which adds the keys a host left out.
+func WithArguments(ctx context.Context, raw json.RawMessage) context.Context {
+	return context.WithValue(ctx, rawArgsKey{}, raw)
+}
+
+// hashRequest prefers the arguments as sent (WithArguments).
+func hashRequest(ctx context.Context, tool string, typed any) (string, error) {
+	raw, _ := ctx.Value(rawArgsKey{}).(json.RawMessage)
+	if len(raw) == 0 {
+		return requestHash(tool, typed)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	delete(m, "request_id")
+	return requestHash(tool, m)
+}
+
 // replay reports whether requestID already has a receipt on s: true with a
 // nil error for a replay of the same request, an error for a different one.
 func replay(s *Session, requestID *string, hash string) (bool, error) {
@@ -540,7 +564,7 @@ func (o *Orchestrator) Advance(ctx context.Context, in AdvanceInput) (Session, e
 		args := in
 		args.RequestID = nil
 		var err error
-		if hash, err = requestHash(ToolAdvance, args); err != nil {
+		if hash, err = hashRequest(ctx, ToolAdvance, args); err != nil {
 			return Session{}, newError(CodeInvalidArgument, "", err.Error())
 		}
 	}
@@ -751,7 +775,7 @@ func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, err
 		args := in
 		args.RequestID = nil
 		var err error
-		if hash, err = requestHash(ToolFinish, args); err != nil {
+		if hash, err = hashRequest(ctx, ToolFinish, args); err != nil {
 			return Session{}, newError(CodeInvalidArgument, "", err.Error())
 		}
 	}

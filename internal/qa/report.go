@@ -9,6 +9,9 @@ import (
 
 // validateCandidateFields checks the fields profile and final candidates
 // share; field is the candidate's JSON path.
+// maxLine is the largest line number a findings bundle can carry.
+const maxLine = 2147483647
+
 func validateCandidateFields(c *checker, field string, id, title, desc string, conf Confidence, gap string,
 	refs []string, area, impact, failure, flip *string, locs []SourceLocation, known map[string]bool) {
 	if !isCandidateID(id) {
@@ -31,6 +34,10 @@ func validateCandidateFields(c *checker, field string, id, title, desc string, c
 		c.text(lf+".path", l.Path, 1, 1024)
 		if l.StartLine < 1 {
 			c.failf(lf+".start_line", "must be >= 1")
+		}
+		// Locations become findings lines on export, which are 32-bit.
+		if l.StartLine > maxLine || (l.EndLine != nil && *l.EndLine > maxLine) {
+			c.failf(lf+".start_line", "must be <= %d", maxLine)
 		}
 		if l.EndLine != nil && *l.EndLine < l.StartLine {
 			c.failf(lf+".end_line", "must be >= start_line")
