@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 // Contract limits of a review-bound session (QA-CONTRACT.md §3).

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/diffpalhq/diffpal/internal/jcs"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
 )
 
 // TestRequestHashOverArgumentsAsSent: request_sha256 is the JCS hash of

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 // normalizeReviewContext validates a start input's review_context and returns

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 // CandidateSHA256 returns the hash a refutation must carry for a profile

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 type fakeClock struct {

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 	"github.com/diffpalhq/diffpal/internal/qa/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 func TestReviewContextValidation(t *testing.T) {

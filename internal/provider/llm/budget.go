@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
 	"github.com/diffpalhq/diffpal/internal/review"
 )
 

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/diffpalhq/diffpal/internal/qa/jcs"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 // DefaultCacheDir is the cache directory relative to the repository root.
