@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
 // Status of a changed file.
@@ -429,9 +431,4 @@ func hunkRange(s string) (start, count int, err error) {
 	return start, count, nil
 }
 
-func trunc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
+func trunc(s string) string { return clip.Text(s, 80) }

@@ -57,7 +57,7 @@ func (e *engine) buildBundle(groups []*group) error {
 			StableID: g.stableID, RuleID: c.RuleID, Category: c.Category, Severity: findings.Severity(c.Severity), Confidence: round2(g.confidence),
 			Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine,
 			ChangedSpan: &findings.Span{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine},
-			Title:       clip(c.Title, 256), Message: nonEmpty(c.Message, c.Title),
+			Title:       fieldText(c.Title, 256), Message: nonEmpty(c.Message, c.Title),
 			Evidence: &findings.Evidence{Anchor: nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title)),
 				ReasoningBasis: "rule " + nonEmpty(c.RuleID, "(provider)") + " (" + c.RuleProfile + "): " + nonEmpty(c.Snippet, c.Title),
 				Source:         nonEmpty(c.Source, "changed_line")},

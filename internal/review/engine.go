@@ -95,10 +95,6 @@ type DeepPass struct {
 	Rationale []string `json:"notes,omitempty"`
 }
 
-// ErrNothingToReview is returned when the range has no changes in scope;
-// callers still get a Result with an empty bundle.
-var ErrNothingToReview = errors.New("nothing to review")
-
 // Run reviews a change end to end.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	now := o.Now

@@ -33,7 +33,7 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 		kept++
 		counts[g.severity()]++
 	}
-	fr.Summary = clip(fmt.Sprintf("%s review of %d files (%d added lines): %d findings (critical %d, high %d, medium %d, low %d); %d candidates refuted by verification.",
+	fr.Summary = fieldText(fmt.Sprintf("%s review of %d files (%d added lines): %d findings (critical %d, high %d, medium %d, low %d); %d candidates refuted by verification.",
 		e.o.Provider.Name(), e.audit.Files, e.audit.AddedLines, kept, counts[findings.Critical], counts[findings.High], counts[findings.Medium], counts[findings.Low], refuted), 5000)
 	bindContext := s.ReviewContext != nil
 	hashOf := func(m *candidate) (string, error) {
@@ -55,7 +55,7 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 				}
 				fr.CandidateDecisions = append(fr.CandidateDecisions, qa.CandidateDecision{
 					Source: qa.CandidateRef{Profile: m.profile, CandidateID: m.id}, Verdict: qa.VerdictRejected,
-					Rationale:    clip("Already in the baseline bundle as stable_id "+g.stableID+"; not reported again.", 2000),
+					Rationale:    fieldText("Already in the baseline bundle as stable_id "+g.stableID+"; not reported again.", 2000),
 					EvidenceRefs: e.refsOrPlaceholder(m.refs)})
 			}
 			continue
@@ -69,7 +69,7 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 				}
 				refs := e.refsOrPlaceholder(nonEmptyRefs(g.vrefs, m.refs))
 				d := qa.CandidateDecision{Source: qa.CandidateRef{Profile: m.profile, CandidateID: m.id}, Verdict: qa.VerdictRejected,
-					Rationale: clip(nonEmpty(g.rationale, "Refuted by verification against the evidence."), 2000), EvidenceRefs: refs}
+					Rationale: fieldText(nonEmpty(g.rationale, "Refuted by verification against the evidence."), 2000), EvidenceRefs: refs}
 				if bindContext {
 					h, err := hashOf(m)
 					if err != nil {
@@ -113,10 +113,10 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 				EvidenceRefs: e.refsOrPlaceholder(m.refs)}
 			if m == g.best {
 				d.Verdict = qa.VerdictConfirmed
-				d.Rationale = clip(fmt.Sprintf("%s reported it at %s:%d on changed lines; it survived anchoring, suppression and the baseline.", nonEmpty(m.RuleID, e.o.Provider.Name()), m.Path, m.StartLine), 2000)
+				d.Rationale = fieldText(fmt.Sprintf("%s reported it at %s:%d on changed lines; it survived anchoring, suppression and the baseline.", nonEmpty(m.RuleID, e.o.Provider.Name()), m.Path, m.StartLine), 2000)
 			} else {
 				d.Verdict = qa.VerdictDuplicate
-				d.Rationale = clip(fmt.Sprintf("Same location and category as %s (rule %s).", g.finalID, g.best.RuleID), 2000)
+				d.Rationale = fieldText(fmt.Sprintf("Same location and category as %s (rule %s).", g.finalID, g.best.RuleID), 2000)
 			}
 			if bindContext {
 				h, err := hashOf(m)
@@ -131,7 +131,7 @@ func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]boo
 					status, why = qa.RefutationUnverified, nonEmpty(g.rationale, "The verifier could not decide from the evidence.")
 				}
 				d.Refutation = &qa.Refutation{Status: status, CandidateSHA256: h, ContextSHA256: s.ReviewContext.EvidencePacketSHA256,
-					Rationale: clip(why, 2000), EvidenceRefs: e.refsOrPlaceholder(nonEmptyRefs(g.vrefs, d.EvidenceRefs))}
+					Rationale: fieldText(why, 2000), EvidenceRefs: e.refsOrPlaceholder(nonEmptyRefs(g.vrefs, d.EvidenceRefs))}
 			}
 			fr.CandidateDecisions = append(fr.CandidateDecisions, d)
 		}

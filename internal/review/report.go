@@ -27,11 +27,11 @@ func (e *engine) refsOrPlaceholder(refs []string) []string {
 func (e *engine) profileCandidate(c *candidate, id string) qa.ProfileCandidate {
 	end := c.EndLine
 	area := c.Path
-	impact := clip(c.Impact, 2000)
-	fail := clip(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title)), 2000)
+	impact := fieldText(c.Impact, 2000)
+	fail := fieldText(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title)), 2000)
 	flip := "Evidence that the flagged code is unreachable, intended, or already handled elsewhere."
 	pc := qa.ProfileCandidate{
-		CandidateID: id, Title: clip(c.Title, 256), Description: clip(nonEmpty(c.Message, c.Title), 5000),
+		CandidateID: id, Title: fieldText(c.Title, 256), Description: fieldText(nonEmpty(c.Message, c.Title), 5000),
 		Confidence:      confidenceLevel(c.Confidence),
 		VerificationGap: verificationGap(c, e.o.Provider.Name()),
 		EvidenceRefs:    e.refsOrPlaceholder(c.refs), AffectedArea: &area, FailureCondition: &fail, FlipCondition: &flip,
@@ -65,7 +65,7 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 	if len(owned) > 0 {
 		scope += "; also answering for " + strings.Join(owned, ", ") + " (not in the selected bundle)"
 	}
-	r.Scope = clip(scope, 2000)
+	r.Scope = fieldText(scope, 2000)
 	if canReport(p) {
 		// At most 100 candidates per report (the contract): every bound
 		// group's leading candidate first, so each final finding keeps a
@@ -106,18 +106,18 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 				continue
 			}
 			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{
-				Text:         clip(fmt.Sprintf("%s:%d: %s", g.best.Path, g.best.StartLine, g.best.Title), 2000),
+				Text:         fieldText(fmt.Sprintf("%s:%d: %s", g.best.Path, g.best.StartLine, g.best.Title), 2000),
 				EvidenceRefs: e.refsOrPlaceholder(g.best.refs)})
 		}
 	}
 	for _, gap := range res.Gaps {
 		if len(r.CoverageGaps) < maxSessionFindings {
-			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{Text: clip(gap, 2000)})
+			r.CoverageGaps = append(r.CoverageGaps, qa.RefNote{Text: fieldText(gap, 2000)})
 		}
 	}
 	for _, u := range res.Unverified {
 		if len(r.Unverified) < maxSessionFindings {
-			r.Unverified = append(r.Unverified, qa.RefNote{Text: clip(u, 2000)})
+			r.Unverified = append(r.Unverified, qa.RefNote{Text: fieldText(u, 2000)})
 		}
 	}
 	r.ContextSelection = res.Selection
@@ -157,7 +157,7 @@ func (e *engine) evidenceMap() []qa.EvidenceMapEntry {
 		} else {
 			desc += "; no uses in the changed files"
 		}
-		out = append(out, qa.EvidenceMapEntry{EvidenceRef: refs[0], Description: clip(desc, 2000)})
+		out = append(out, qa.EvidenceMapEntry{EvidenceRef: refs[0], Description: fieldText(desc, 2000)})
 	}
 	return out
 }
@@ -217,7 +217,7 @@ func (e *engine) riskSignals(groups []*group) *qa.RiskSignals {
 		why = append(why, "the change spans application code and build or deployment configuration")
 	}
 	if len(why) > 0 {
-		r := clip("Computed by diffpal: "+strings.Join(why, "; ")+".", 2000)
+		r := fieldText("Computed by diffpal: "+strings.Join(why, "; ")+".", 2000)
 		rs.Rationale = &r
 		if len(refs) == 0 && len(e.ch.Packet.Items) > 0 {
 			refs = []string{e.ch.Packet.Items[0].Ref}

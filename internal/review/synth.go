@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/qa"
 )
 
@@ -110,23 +111,12 @@ func confidenceLevel(f float64) qa.Confidence {
 	return qa.ConfidenceLow
 }
 
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
 func nonEmpty(s, fallback string) string {
 	if strings.TrimSpace(s) == "" {
 		return fallback
 	}
 	return s
 }
+
+// fieldText trims s and clips it to a contract field's byte limit.
+func fieldText(s string, n int) string { return clip.Text(strings.TrimSpace(s), n) }

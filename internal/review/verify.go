@@ -42,7 +42,7 @@ func (e *engine) deepPass(ctx context.Context, groups []*group, a *qa.DeepAssess
 			case "rejected":
 				g.rejected = true
 				d.Rejected++
-				d.Rationale = append(d.Rationale, fmt.Sprintf("%s:%d %s refuted: %s", g.best.Path, g.best.StartLine, g.best.RuleID, clip(verdicts[i].Rationale, 300)))
+				d.Rationale = append(d.Rationale, fmt.Sprintf("%s:%d %s refuted: %s", g.best.Path, g.best.StartLine, g.best.RuleID, fieldText(verdicts[i].Rationale, 300)))
 			case "confirmed":
 				if g.confidence < 1 {
 					g.confidence = min(1, g.confidence+0.1)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
 // fileCtx caches per-file derived data (masked text) for one MatchFile call.
@@ -395,13 +397,8 @@ func (r *Rule) newHit(path string, start, end int, raw string, m []int) Hit {
 	if anchor == "" {
 		anchor = r.Title
 	}
-	const maxAnchor = 120
-	if len(anchor) > maxAnchor {
-		anchor = anchor[:maxAnchor] + "…"
-	}
-	if len(snippet) > 400 {
-		snippet = snippet[:400] + "…"
-	}
+	anchor = clip.Text(anchor, 120)
+	snippet = clip.Text(snippet, 400)
 	src := "changed_line"
 	if r.Scope == "file" || r.Scope == "change" {
 		src = "nearby_context"

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 var (
@@ -211,5 +212,30 @@ func TestHighEntropyOnlyForRandomValues(t *testing.T) {
 	}
 	if e := ShannonEntropy("aaaa"); e != 0 {
 		t.Errorf("entropy(aaaa) = %v", e)
+	}
+}
+
+// Long lines are clipped for the bundle; the cut must land on a rune
+// boundary (a split rune would reach findings.json as U+FFFD) and stay
+// within the limit with its ellipsis.
+func TestHitClipsLongLinesOnRuneBoundaries(t *testing.T) {
+	s := mustBuiltin(t)
+	for pad := range 3 {
+		line := `DB_PASSWORD = "s3cr3t-Pr0d!"` + strings.Repeat(" ", pad) + " # " + strings.Repeat("€", 200)
+		hits := s.MatchFile(DiffFile("deploy.py", nil, []byte(line+"\n")), nil)
+		if len(hits) == 0 {
+			t.Fatalf("pad %d: no hit on %q", pad, line)
+		}
+		for _, h := range hits {
+			if !utf8.ValidString(h.Snippet) || !utf8.ValidString(h.Anchor) {
+				t.Errorf("pad %d: split rune in snippet %q or anchor %q", pad, h.Snippet, h.Anchor)
+			}
+			if len(h.Snippet) > 400 || !strings.HasSuffix(h.Snippet, "…") {
+				t.Errorf("pad %d: snippet is %d bytes, want at most 400 ending in an ellipsis", pad, len(h.Snippet))
+			}
+			if len(h.Anchor) > 120 {
+				t.Errorf("pad %d: anchor is %d bytes, want at most 120", pad, len(h.Anchor))
+			}
+		}
 	}
 }

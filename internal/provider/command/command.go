@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 )
 
@@ -229,7 +230,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		if out == "" {
 			msg = "agent printed nothing on stdout"
 		} else {
-			msg += ": " + excerpt(out, 300)
+			msg += ": " + clip.Text(out, 300)
 		}
 		return resp, c.fail(llm.Malformed, withTail(msg, tail), nil)
 	}
@@ -304,17 +305,6 @@ func lastBytes(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
-}
-
-func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // ExtractJSON finds the answer in an agent's output: the whole output when

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
 // The helpers below are shared by the HTTP transports (provider/openai,
@@ -57,16 +59,7 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 
 // Excerpt trims s to at most 300 bytes (on a rune boundary) for messages.
 func Excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	const max = 300
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return clip.Text(strings.TrimSpace(s), 300)
 }
 
 // RedactKey removes key from s.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
 )
@@ -295,7 +296,7 @@ func (p *Provider) run(ctx context.Context, j *job) (jobResult, error) {
 			if errors.As(err, &le) && le.Msg != "" {
 				msg = le.Msg
 			}
-			msgs = append(msgs, Message{Role: "user", Content: repairMessage([]Problem{{Pointer: "", Reason: p.red.Redact(clipText(msg, 2000)) + "; answer again with one JSON object that matches the schema"}})})
+			msgs = append(msgs, Message{Role: "user", Content: repairMessage([]Problem{{Pointer: "", Reason: p.red.Redact(clip.Text(msg, 2000)) + "; answer again with one JSON object that matches the schema"}})})
 			continue
 		}
 		if err != nil {
@@ -356,12 +357,12 @@ func (p *Provider) run(ctx context.Context, j *job) (jobResult, error) {
 			res.calls = append(res.calls, rec)
 			repairs++
 			msgs = append(msgs,
-				Message{Role: "assistant", Content: p.red.Redact(clipText(string(resp.JSON), 20000))},
+				Message{Role: "assistant", Content: p.red.Redact(clip.Text(string(resp.JSON), 20000))},
 				Message{Role: "user", Content: repairMessage(problems)})
 		default:
 			rec.outcome = qa.AttemptFailed
 			res.calls = append(res.calls, rec)
-			return res, fmt.Errorf("%w: %s: %d problems, first: %s", ErrInvalidAnswer, j.label, len(problems), clipText(problems[0].String(), 300))
+			return res, fmt.Errorf("%w: %s: %d problems, first: %s", ErrInvalidAnswer, j.label, len(problems), clip.Text(problems[0].String(), 300))
 		}
 	}
 }

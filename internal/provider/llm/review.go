@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -167,12 +168,12 @@ func (p *Provider) toCandidate(c AnswerCandidate, req review.ProfileRequest, ck 
 	snippet := ""
 	for _, f := range req.Change.Files {
 		if f.Path() == c.Path && start >= 1 && start <= len(f.Content) {
-			snippet = clipText(strings.TrimSpace(p.red.Redact(f.Content[start-1])), 300)
+			snippet = clip.Text(strings.TrimSpace(p.red.Redact(f.Content[start-1])), 300)
 		}
 	}
 	anchor := snippet
 	if c.Anchor != nil && strings.TrimSpace(*c.Anchor) != "" {
-		anchor = clipText(strings.TrimSpace(p.red.Redact(*c.Anchor)), MaxAnchor)
+		anchor = clip.Text(strings.TrimSpace(p.red.Redact(*c.Anchor)), MaxAnchor)
 	}
 	desc := c.Description
 	if c.FailureCondition != nil && strings.TrimSpace(*c.FailureCondition) != "" {
@@ -191,7 +192,7 @@ func (p *Provider) toCandidate(c AnswerCandidate, req review.ProfileRequest, ck 
 		Severity:     strings.ToLower(strings.TrimSpace(c.Severity)),
 		Confidence:   *c.Confidence,
 		Title:        strings.TrimSpace(c.Title),
-		Message:      clipText(strings.TrimSpace(desc), MaxDescription),
+		Message:      clip.Text(strings.TrimSpace(desc), MaxDescription),
 		Impact:       strings.TrimSpace(c.Impact),
 		Scope:        strings.TrimSpace(c.ImpactScope),
 		Suggestion:   sug,

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
 // AnswerSchemaName names the profile answer schema (OpenAI json_schema
@@ -158,7 +160,7 @@ func parseAnswer(raw []byte, sc scope) (ans Answer, fatal []Problem, bad map[int
 	bad = map[int]Problem{}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return ans, []Problem{{Pointer: "", Reason: "the answer is not a JSON object: " + clipText(err.Error(), 200)}}, bad, nil
+		return ans, []Problem{{Pointer: "", Reason: "the answer is not a JSON object: " + clip.Text(err.Error(), 200)}}, bad, nil
 	}
 	for _, k := range []string{"candidates", "coverage_gaps", "unverified"} {
 		if _, ok := top[k]; !ok {
@@ -185,7 +187,7 @@ func parseAnswer(raw []byte, sc scope) (ans Answer, fatal []Problem, bad map[int
 		var c AnswerCandidate
 		if err := json.Unmarshal(it, &c); err != nil {
 			ans.Candidates = append(ans.Candidates, c)
-			bad[i] = Problem{Pointer: ptr, Reason: "not a candidate object: " + clipText(err.Error(), 200), DropReason: DropMalformed}
+			bad[i] = Problem{Pointer: ptr, Reason: "not a candidate object: " + clip.Text(err.Error(), 200), DropReason: DropMalformed}
 			continue
 		}
 		if c.Description == "" {
@@ -233,7 +235,7 @@ func parseNotes(v json.RawMessage, ptr string, notes []Problem) ([]string, []Pro
 			notes = append(notes, Problem{Pointer: ptr + "/" + strconv.Itoa(i), Reason: fmt.Sprintf("at most %d entries", MaxNotes)})
 			continue
 		}
-		out = append(out, clipText(s, MaxText))
+		out = append(out, clip.Text(s, MaxText))
 	}
 	return out, notes
 }
@@ -273,12 +275,12 @@ func validateCandidate(c AnswerCandidate, ptr string, sc scope) (Problem, bool) 
 	for j, r := range c.EvidenceRefs {
 		if !sc.refs[r] {
 			return Problem{Pointer: fmt.Sprintf("%s/evidence_refs/%d", ptr, j),
-				Reason:     fmt.Sprintf("%q is not the ref of an evidence block you were given; cite only %s", clipText(r, 80), listSome(keys(sc.refs), 40)),
+				Reason:     fmt.Sprintf("%q is not the ref of an evidence block you were given; cite only %s", clip.Text(r, 80), listSome(keys(sc.refs), 40)),
 				DropReason: DropUnknownRef}, false
 		}
 	}
 	if !sc.paths[c.Path] {
-		return Problem{Pointer: ptr + "/path", Reason: fmt.Sprintf("%q is not a changed file shown to you; use one of %s", clipText(c.Path, 200), listSome(keys(sc.paths), 20)),
+		return Problem{Pointer: ptr + "/path", Reason: fmt.Sprintf("%q is not a changed file shown to you; use one of %s", clip.Text(c.Path, 200), listSome(keys(sc.paths), 20)),
 			DropReason: DropUnknownPath}, false
 	}
 	start, sok := intOf(c.StartLine)
@@ -289,7 +291,7 @@ func validateCandidate(c AnswerCandidate, ptr string, sc scope) (Problem, bool) 
 	case !eok || end < start:
 		return Problem{Pointer: ptr + "/end_line", Reason: "must be an integer >= start_line", DropReason: DropBadLines}, false
 	case sc.lines[c.Path] > 0 && start > sc.lines[c.Path]:
-		return Problem{Pointer: ptr + "/start_line", Reason: fmt.Sprintf("%s has only %d lines", clipText(c.Path, 200), sc.lines[c.Path]), DropReason: DropBadLines}, false
+		return Problem{Pointer: ptr + "/start_line", Reason: fmt.Sprintf("%s has only %d lines", clip.Text(c.Path, 200), sc.lines[c.Path]), DropReason: DropBadLines}, false
 	}
 	if rs := sc.ranges[c.Path]; len(rs) > 0 {
 		in := false
@@ -341,15 +343,4 @@ func listSome(xs []string, n int) string {
 		s += fmt.Sprintf(" and %d more", len(xs)-n)
 	}
 	return s
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/review"
 )
@@ -256,7 +257,7 @@ func parseVerdicts(raw json.RawMessage, ids []string, refs map[string]bool) (map
 		Verdicts []json.RawMessage `json:"verdicts"`
 	}
 	if err := json.Unmarshal(stripCodeFence(raw), &doc); err != nil {
-		return nil, []Problem{{Pointer: "", Reason: "the answer is not a JSON object with a verdicts array: " + clipText(err.Error(), 200), DropReason: "fatal"}}
+		return nil, []Problem{{Pointer: "", Reason: "the answer is not a JSON object with a verdicts array: " + clip.Text(err.Error(), 200), DropReason: "fatal"}}
 	}
 	want := map[string]bool{}
 	for _, id := range ids {
@@ -280,7 +281,7 @@ func parseVerdicts(raw json.RawMessage, ids []string, refs map[string]bool) (map
 		var bad string
 		switch {
 		case !want[v.ID]:
-			bad = fmt.Sprintf("/candidate_id: %q is not one of %s", clipText(v.ID, 40), strings.Join(ids, ", "))
+			bad = fmt.Sprintf("/candidate_id: %q is not one of %s", clip.Text(v.ID, 40), strings.Join(ids, ", "))
 		case got[v.ID].Verdict != "":
 			bad = "/candidate_id: a second verdict for " + v.ID
 		case vd != VerdictConfirmed && vd != VerdictRejected && vd != VerdictUnverified:
@@ -295,7 +296,7 @@ func parseVerdicts(raw json.RawMessage, ids []string, refs map[string]bool) (map
 		if bad == "" {
 			for j, ref := range v.Refs {
 				if !refs[ref] {
-					bad = fmt.Sprintf("/evidence_refs/%d: %q is not the ref of an evidence block you were given", j, clipText(ref, 80))
+					bad = fmt.Sprintf("/evidence_refs/%d: %q is not the ref of an evidence block you were given", j, clip.Text(ref, 80))
 					break
 				}
 			}
