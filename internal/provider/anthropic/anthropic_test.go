@@ -264,7 +264,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, jsonReply(429, errReply("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), tc.hdr...))
 			c := newClient(t, f.URL, nil)
-			c.now = func() time.Time { return now }
+			c.ep.Now = func() time.Time { return now }
 			_, err := c.Complete(context.Background(), testRequest())
 			e := asLLMError(t, err)
 			if e.Kind != llm.Transient || e.Status != 429 || e.RetryAfter != tc.want {
@@ -393,8 +393,8 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("%+v", cfg)
 	}
 	c, err := New(cfg)
-	if err != nil || c.endpoint.String() != "http://127.0.0.1:9/gw/v1/messages" {
-		t.Errorf("endpoint %v err %v", c.endpoint, err)
+	if err != nil || c.ep.URL.String() != "http://127.0.0.1:9/gw/v1/messages" {
+		t.Errorf("endpoint %v err %v", c.ep.URL, err)
 	}
 }
 

@@ -14,15 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/diffpalhq/diffpal/internal/buildinfo"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 )
 
@@ -36,9 +33,6 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // models can think for minutes, so it is generous; the caller's context
 // may be shorter.
 const DefaultTimeout = 5 * time.Minute
-
-// maxBody caps how much of a response body is read.
-const maxBody = 16 << 20
 
 // Config configures a Client.
 type Config struct {
@@ -83,11 +77,8 @@ func FromEnv() Config {
 // Client is an llm.Client for one OpenAI-compatible endpoint. It is safe
 // for concurrent use.
 type Client struct {
-	cfg      Config
-	endpoint *url.URL
-	hc       *http.Client
-	ua       string
-	now      func() time.Time // for Retry-After dates; tests replace it
+	cfg Config
+	ep  *llm.HTTPEndpoint
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -97,25 +88,14 @@ func New(cfg Config) (*Client, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q: want an absolute http(s) URL", llm.RedactURL(cfg.BaseURL))
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
-	u.RawPath = ""
-	u.Fragment = ""
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	ep, err := llm.NewHTTPEndpoint(ProviderName, cfg.BaseURL, "/chat/completions", cfg.HTTPClient, cfg.Timeout, cfg.UserAgent, cfg.APIKey)
+	if err != nil {
+		return nil, err
 	}
-	ua := cfg.UserAgent
-	if ua == "" {
-		ua = "diffpal/" + buildinfo.Get().Version + " (+https://github.com/diffpalhq/diffpal)"
-	}
-	return &Client{cfg: cfg, endpoint: u, hc: hc, ua: ua, now: time.Now}, nil
+	return &Client{cfg: cfg, ep: ep}, nil
 }
 
 // Name implements llm.Client.
@@ -123,7 +103,7 @@ func (c *Client) Name() string { return ProviderName }
 
 // Endpoint is the URL requests are posted to (for diagnostics; it never
 // contains the key unless the caller put one in BaseURL).
-func (c *Client) Endpoint() string { return llm.RedactURL(c.endpoint.String()) }
+func (c *Client) Endpoint() string { return llm.RedactURL(c.ep.URL.String()) }
 
 type chatMessage struct {
 	Role    string `json:"role"`
@@ -231,7 +211,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	if model == "" {
 		return llm.Response{}, c.fail(llm.Invalid, 0, "no model configured", nil)
 	}
-	if c.cfg.APIKey == "" && c.endpoint.Host == "api.openai.com" {
+	if c.cfg.APIKey == "" && c.ep.URL.Host == "api.openai.com" {
 		return llm.Response{}, c.fail(llm.Auth, 0, "no API key (set OPENAI_API_KEY)", nil)
 	}
 	body, err := c.buildBody(req, model)
@@ -239,38 +219,18 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		return llm.Response{}, c.fail(llm.Invalid, 0, err.Error(), err)
 	}
 
-	callCtx := ctx
-	if c.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
-		defer cancel()
-	}
-	hreq, err := http.NewRequestWithContext(callCtx, http.MethodPost, c.endpoint.String(), bytes.NewReader(body))
-	if err != nil {
-		return llm.Response{}, c.fail(llm.Invalid, 0, "building request: "+err.Error(), err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", c.ua)
+	h := http.Header{}
 	if c.cfg.APIKey != "" {
 		if c.cfg.APIKeyHeader != "" {
-			hreq.Header.Set(c.cfg.APIKeyHeader, c.cfg.APIKey)
+			h.Set(c.cfg.APIKeyHeader, c.cfg.APIKey)
 		} else {
-			hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+			h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 		}
 	}
 
-	resp, err := c.hc.Do(hreq)
+	resp, raw, err := c.ep.Post(ctx, body, h)
 	if err != nil {
-		return llm.Response{}, c.transportError(ctx, callCtx, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return llm.Response{}, c.transportError(ctx, callCtx, err)
-	}
-	if len(raw) > maxBody {
-		return llm.Response{}, c.fail(llm.Invalid, resp.StatusCode, fmt.Sprintf("response body exceeds %d bytes", maxBody), nil)
+		return llm.Response{}, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return llm.Response{}, c.statusError(resp, raw)
@@ -348,27 +308,13 @@ func unfence(s string) string {
 
 // statusError classifies a non-2xx response.
 func (c *Client) statusError(resp *http.Response, raw []byte) error {
-	code := resp.StatusCode
 	msg, errCode := errorBody(raw)
-	if msg == "" {
-		msg = http.StatusText(code)
-		if msg == "" {
-			msg = "unexpected status"
-		}
-	}
-	if id := resp.Header.Get("X-Request-Id"); id != "" {
-		msg += " (request id " + id + ")"
-	}
-	kind := llm.ClassifyStatus(code)
-	if code == http.StatusTooManyRequests && errCode == "insufficient_quota" {
+	kind := llm.ClassifyStatus(resp.StatusCode)
+	if resp.StatusCode == http.StatusTooManyRequests && errCode == "insufficient_quota" {
 		// Out of credit: retrying will not help.
 		kind = llm.Auth
 	}
-	e := c.fail(kind, code, msg, nil)
-	if kind == llm.Transient {
-		e.RetryAfter = llm.RetryAfter(resp.Header, c.now())
-	}
-	return e
+	return c.ep.StatusError(resp, kind, msg, "X-Request-Id")
 }
 
 // errorBody extracts the message and code from the error bodies that
@@ -432,24 +378,6 @@ func apiMessage(v json.RawMessage) string {
 	return llm.Excerpt(string(v))
 }
 
-// transportError classifies a failure to get a response: the caller's
-// context ending, the per-call timeout and connection errors are all
-// Transient (the caller's retry loop stops on its own context anyway).
-func (c *Client) transportError(parent, call context.Context, err error) error {
-	switch {
-	case parent.Err() != nil:
-		return c.fail(llm.Transient, 0, "request cancelled: "+parent.Err().Error(), parent.Err())
-	case call.Err() != nil:
-		return c.fail(llm.Transient, 0, fmt.Sprintf("request timed out after %s", c.cfg.Timeout), context.DeadlineExceeded)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // drop the method and URL
-	}
-	return c.fail(llm.Transient, 0, "connection error: "+err.Error(), err)
-}
-
-// fail builds a classified error with the key redacted from Msg.
 func (c *Client) fail(kind llm.Kind, status int, msg string, err error) *llm.Error {
-	return &llm.Error{Kind: kind, Status: status, Provider: ProviderName, Msg: llm.RedactKey(msg, c.cfg.APIKey), Err: err}
+	return c.ep.Fail(kind, status, msg, err)
 }

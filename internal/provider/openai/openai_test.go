@@ -290,7 +290,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, jsonReply(429, body, tc.hdr...))
 			c := newClient(t, f.URL, nil)
-			c.now = func() time.Time { return now }
+			c.ep.Now = func() time.Time { return now }
 			_, err := c.Complete(context.Background(), testRequest())
 			e := asLLMError(t, err)
 			if e.Kind != llm.Transient || e.Status != 429 || e.RetryAfter != tc.want {
@@ -438,8 +438,8 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("BaseURL = %q", cfg.BaseURL)
 	}
 	c, err := New(FromEnv())
-	if err != nil || c.endpoint.String() != DefaultBaseURL+"/chat/completions" {
-		t.Errorf("endpoint %v err %v", c.endpoint, err)
+	if err != nil || c.ep.URL.String() != DefaultBaseURL+"/chat/completions" {
+		t.Errorf("endpoint %v err %v", c.ep.URL, err)
 	}
 }
 
