@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
+	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/spf13/cobra"
 )
 
@@ -111,10 +115,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 				say("ok", "provider %s: command %s", n, path)
 			}
 		case "openai", "anthropic":
-			env := p.APIKeyEnv
-			if env == "" {
-				env = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[p.Type]
-			}
+			env := keyEnvOf(p)
 			key := os.Getenv(env)
 			if key == "" {
 				say("error", "provider %s: %s is not set", n, env)
@@ -135,34 +136,39 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 // checkEndpoint lists models, which every compatible API offers and which
 // costs nothing; only the status is reported.
 func checkEndpoint(ctx context.Context, client *http.Client, name string, p config.Provider, key string, say func(string, string, ...any)) {
-	base := p.BaseURL
-	var url string
-	switch p.Type {
-	case "openai":
-		if base == "" {
-			base = envOr("OPENAI_BASE_URL", "https://api.openai.com/v1")
-		}
-		url = strings.TrimSuffix(base, "/") + "/models"
-	case "anthropic":
-		if base == "" {
-			base = envOr("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
-		}
-		url = strings.TrimSuffix(base, "/") + "/v1/models"
+	path := "/models"
+	if p.Type == "anthropic" {
+		path = "/v1/models"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// The same URL building as review's transports, so a query such as
+	// Azure's ?api-version= is kept rather than swallowing the path.
+	ep, err := llm.NewHTTPEndpoint(p.Type, baseURLOf(p), path, client, 0, "", key)
 	if err != nil {
 		say("error", "provider %s: %v", name, err)
 		return
 	}
-	if p.Type == "openai" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	} else {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.URL.String(), nil)
+	if err != nil {
+		say("error", "provider %s: %v", name, llm.RedactKey(err.Error(), key))
+		return
+	}
+	req.Header.Set("User-Agent", ep.UserAgent)
+	url := llm.RedactURL(ep.URL.String())
+	switch {
+	case p.Type == "anthropic":
 		req.Header.Set("x-api-key", key)
-		req.Header.Set("anthropic-version", "2023-06-01")
+		req.Header.Set("anthropic-version", anthropic.APIVersion)
+	case p.APIKeyHeader != "":
+		req.Header.Set(p.APIKeyHeader, key) // Azure-style key auth, as review sends it
+	default:
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := client.Do(req)
+	if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // its URL may carry a secret in the query; url is printed redacted
+	}
 	if err != nil {
-		say("error", "provider %s: %s unreachable: %v", name, url, redactKey(err.Error(), key))
+		say("error", "provider %s: %s unreachable: %v", name, url, llm.RedactKey(err.Error(), key))
 		return
 	}
 	resp.Body.Close()
@@ -174,18 +180,4 @@ func checkEndpoint(ctx context.Context, client *http.Client, name string, p conf
 	default:
 		say("ok", "provider %s: %s reachable (HTTP %d)", name, url, resp.StatusCode)
 	}
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-func redactKey(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -148,6 +149,37 @@ func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error)
 	return set, nil
 }
 
+// keyEnvOf names the variable holding a model provider's key: api_key_env,
+// else the vendor's own. Review and doctor both resolve it here so that
+// doctor checks the key review will send.
+func keyEnvOf(pc config.Provider) string {
+	if pc.APIKeyEnv != "" {
+		return pc.APIKeyEnv
+	}
+	switch pc.Type {
+	case "openai":
+		return openai.APIKeyEnv
+	case "anthropic":
+		return anthropic.APIKeyEnv
+	}
+	return ""
+}
+
+// baseURLOf is the API root a model provider talks to: base_url, else the
+// vendor's *_BASE_URL variable, else the vendor's default.
+func baseURLOf(pc config.Provider) string {
+	if pc.BaseURL != "" {
+		return pc.BaseURL
+	}
+	switch pc.Type {
+	case "openai":
+		return cmp.Or(openai.FromEnv().BaseURL, openai.DefaultBaseURL)
+	case "anthropic":
+		return cmp.Or(anthropic.FromEnv().BaseURL, anthropic.DefaultBaseURL)
+	}
+	return ""
+}
+
 // modelProvider builds a transport and wraps it in the llm machinery.
 func modelProvider(name string, pc config.Provider, ch providerChoice, set *providerSet) (*llm.Provider, error) {
 	timeout, err := pc.TimeoutOf(0)
@@ -157,31 +189,19 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 	ua := "diffpal/" + buildinfo.Get().Version
 	var client llm.Client
 	switch pc.Type {
+	// Timeout -1: the llm layer times calls.
 	case "openai":
-		c := openai.FromEnv()
-		env := "OPENAI_API_KEY"
-		if pc.APIKeyEnv != "" {
-			env, c.APIKey = pc.APIKeyEnv, os.Getenv(pc.APIKeyEnv)
-		}
-		set.keyEnvs[name] = env
-		if pc.BaseURL != "" {
-			c.BaseURL = pc.BaseURL
-		}
-		c.Model, c.UserAgent, c.Timeout = pc.Model, ua, -1 // the llm layer times calls
-		c.APIKeyHeader = pc.APIKeyHeader
-		client, err = openai.New(c)
+		set.keyEnvs[name] = keyEnvOf(pc)
+		client, err = openai.New(openai.Config{
+			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)), APIKeyHeader: pc.APIKeyHeader,
+			Model: pc.Model, UserAgent: ua, Timeout: -1,
+		})
 	case "anthropic":
-		c := anthropic.FromEnv()
-		env := "ANTHROPIC_API_KEY"
-		if pc.APIKeyEnv != "" {
-			env, c.APIKey = pc.APIKeyEnv, os.Getenv(pc.APIKeyEnv)
-		}
-		set.keyEnvs[name] = env
-		if pc.BaseURL != "" {
-			c.BaseURL = pc.BaseURL
-		}
-		c.Model, c.UserAgent, c.Timeout, c.MaxTokens = pc.Model, ua, -1, pc.MaxTokens
-		client, err = anthropic.New(c)
+		set.keyEnvs[name] = keyEnvOf(pc)
+		client, err = anthropic.New(anthropic.Config{
+			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)),
+			Model: pc.Model, MaxTokens: pc.MaxTokens, UserAgent: ua, Timeout: -1,
+		})
 	case "command":
 		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.root, Timeout: -1})
 	default:

@@ -35,6 +35,9 @@ const ProviderName = "anthropic"
 // DefaultBaseURL is the API root; "/v1/messages" is appended.
 const DefaultBaseURL = "https://api.anthropic.com"
 
+// APIKeyEnv is the variable the official SDKs, and FromEnv, read the key from.
+const APIKeyEnv = "ANTHROPIC_API_KEY"
+
 // APIVersion is the anthropic-version header value.
 const APIVersion = "2023-06-01"
 
@@ -76,7 +79,7 @@ type Config struct {
 // SDKs read them. Callers fill in Model and the rest.
 func FromEnv() Config {
 	return Config{
-		APIKey:  os.Getenv("ANTHROPIC_API_KEY"),
+		APIKey:  os.Getenv(APIKeyEnv),
 		BaseURL: strings.TrimSpace(os.Getenv("ANTHROPIC_BASE_URL")),
 	}
 }

@@ -29,6 +29,9 @@ const ProviderName = "openai"
 // DefaultBaseURL is OpenAI's API root.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// APIKeyEnv is the variable the official SDKs, and FromEnv, read the key from.
+const APIKeyEnv = "OPENAI_API_KEY"
+
 // DefaultTimeout bounds one call when Config.Timeout is zero. Reasoning
 // models can think for minutes, so it is generous; the caller's context
 // may be shorter.
@@ -69,7 +72,7 @@ type Config struct {
 // SDKs read them. Callers fill in Model and the rest.
 func FromEnv() Config {
 	return Config{
-		APIKey:  os.Getenv("OPENAI_API_KEY"),
+		APIKey:  os.Getenv(APIKeyEnv),
 		BaseURL: strings.TrimSpace(os.Getenv("OPENAI_BASE_URL")),
 	}
 }
