@@ -429,6 +429,33 @@ func hashRequest(ctx context.Context, tool string, typed any) (string, error) {
 	return requestHash(tool, m)
 }
 
+// requestHashOf is the request_sha256 of a call that carries a request_id
+// ("" without one: there is nothing to replay). args has request_id cleared.
+func requestHashOf(ctx context.Context, tool string, requestID *string, args any) (string, error) {
+	if requestID == nil {
+		return "", nil
+	}
+	hash, err := hashRequest(ctx, tool, args)
+	if err != nil {
+		return "", newError(CodeInvalidArgument, "", err.Error())
+	}
+	return hash, nil
+}
+
+// admit decides whether a mutating call may apply to s. A replay of a
+// request already applied is answered first (true, nil), so a retry still
+// succeeds after the revision it expected has moved on; a request_id reused
+// with other arguments, or a stale expected_revision, is an error.
+func admit(s *Session, requestID *string, hash string, expected *int64) (bool, error) {
+	if ok, err := replay(s, requestID, hash); ok || err != nil {
+		return ok, err
+	}
+	if expected != nil && *expected != s.Revision {
+		return false, revisionConflict(s.Revision)
+	}
+	return false, nil
+}
+
 // replay reports whether requestID already has a receipt on s: true with a
 // nil error for a replay of the same request, an error for a different one.
 func replay(s *Session, requestID *string, hash string) (bool, error) {
@@ -559,22 +586,16 @@ func (o *Orchestrator) Advance(ctx context.Context, in AdvanceInput) (Session, e
 	if err := checkAdvanceShape(in); err != nil {
 		return Session{}, err
 	}
-	var hash string
-	if in.RequestID != nil {
-		args := in
-		args.RequestID = nil
-		var err error
-		if hash, err = hashRequest(ctx, ToolAdvance, args); err != nil {
-			return Session{}, newError(CodeInvalidArgument, "", err.Error())
-		}
+	args := in
+	args.RequestID = nil
+	hash, err := requestHashOf(ctx, ToolAdvance, in.RequestID, args)
+	if err != nil {
+		return Session{}, err
 	}
 	return o.mutate(ctx, in.RunID, func(now time.Time, l *loaded) (bool, error) {
 		s := &l.sess
-		if ok, err := replay(s, in.RequestID, hash); ok || err != nil {
+		if ok, err := admit(s, in.RequestID, hash, in.ExpectedRevision); ok || err != nil {
 			return false, err
-		}
-		if in.ExpectedRevision != nil && *in.ExpectedRevision != s.Revision {
-			return false, revisionConflict(s.Revision)
 		}
 		if s.Status != StatusActive {
 			return false, errCode(CodeTerminalSession)
@@ -770,22 +791,16 @@ func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, err
 	if err := checkExpected(in.ExpectedRevision); err != nil {
 		return Session{}, err
 	}
-	var hash string
-	if in.RequestID != nil {
-		args := in
-		args.RequestID = nil
-		var err error
-		if hash, err = hashRequest(ctx, ToolFinish, args); err != nil {
-			return Session{}, newError(CodeInvalidArgument, "", err.Error())
-		}
+	args := in
+	args.RequestID = nil
+	hash, err := requestHashOf(ctx, ToolFinish, in.RequestID, args)
+	if err != nil {
+		return Session{}, err
 	}
 	return o.mutate(ctx, in.RunID, func(now time.Time, l *loaded) (bool, error) {
 		s := &l.sess
-		if ok, err := replay(s, in.RequestID, hash); ok || err != nil {
+		if ok, err := admit(s, in.RequestID, hash, in.ExpectedRevision); ok || err != nil {
 			return false, err
-		}
-		if in.ExpectedRevision != nil && *in.ExpectedRevision != s.Revision {
-			return false, revisionConflict(s.Revision)
 		}
 		switch s.Status {
 		case StatusCompleted, StatusPartial, StatusBlocked:
