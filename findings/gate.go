@@ -26,28 +26,51 @@ func (r GateResult) Blocked() bool { return r.Blocking > 0 }
 // Problems are returned when the bundle is invalid; the error is non-nil
 // only for input that is not a JSON object.
 func Gate(data []byte, policy *Policy) (GateResult, ReadInfo, Problems, error) {
-	var sev, blockSev [5]int
-	res := GateResult{Recomputed: policy != nil}
+	var t tally
 	_, info, problems, err := Decode(data, DecodeOptions{OnFinding: func(f *Finding, valid bool) {
-		res.Findings++
-		r := f.Severity.Rank()
-		sev[r]++
-		var blocks bool
 		if policy != nil {
-			blocks = policy.Blocks(f)
+			t.add(f, policy.Blocks(f))
 		} else {
-			blocks = f.Blocking
-		}
-		if blocks {
-			res.Blocking++
-			blockSev[r]++
+			t.add(f, f.Blocking)
 		}
 	}})
-	res.BySeverity = map[Severity]int{}
-	res.BlockingBySeverity = map[Severity]int{}
-	for _, s := range Severities {
-		res.BySeverity[s] = sev[s.Rank()]
-		res.BlockingBySeverity[s] = blockSev[s.Rank()]
-	}
+	res := t.result()
+	res.Recomputed = policy != nil
 	return res, info, problems, err
+}
+
+// Tally counts a decoded bundle's findings as Gate does with a nil policy,
+// trusting each finding's stored blocking flag.
+func (b *Bundle) Tally() GateResult {
+	var t tally
+	for i := range b.Findings {
+		t.add(&b.Findings[i], b.Findings[i].Blocking)
+	}
+	return t.result()
+}
+
+// tally accumulates the counts of a GateResult one finding at a time, so a
+// streamed bundle (Gate) and a decoded one (Tally) are counted alike.
+type tally struct {
+	findings, blocking int
+	sev, blockSev      [5]int
+}
+
+func (t *tally) add(f *Finding, blocks bool) {
+	t.findings++
+	r := f.Severity.Rank()
+	t.sev[r]++
+	if blocks {
+		t.blocking++
+		t.blockSev[r]++
+	}
+}
+
+func (t *tally) result() GateResult {
+	res := GateResult{Findings: t.findings, Blocking: t.blocking, BySeverity: map[Severity]int{}, BlockingBySeverity: map[Severity]int{}}
+	for _, s := range Severities {
+		res.BySeverity[s] = t.sev[s.Rank()]
+		res.BlockingBySeverity[s] = t.blockSev[s.Rank()]
+	}
+	return res
 }

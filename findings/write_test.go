@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -134,6 +135,7 @@ func TestLargeBundle(t *testing.T) {
 	if info.Findings != n || res.Findings != n || res.Blocking != wantBlocking || wantBlocking == 0 {
 		t.Errorf("gate counted %d/%d findings, %d blocking; want %d, %d", info.Findings, res.Findings, res.Blocking, n, wantBlocking)
 	}
+	streamed := res
 	low := &Policy{BlockOn: Low}
 	res, _, _, _ = Gate(buf.Bytes(), low)
 	if res.Blocking != n || !res.Recomputed {
@@ -142,6 +144,10 @@ func TestLargeBundle(t *testing.T) {
 	b2, _, err := Parse(buf.Bytes())
 	if err != nil || len(b2.Findings) != n {
 		t.Fatalf("parse: %v", err)
+	}
+	// A decoded bundle is counted exactly as the streaming gate counts it.
+	if got := b2.Tally(); !reflect.DeepEqual(got, streamed) || len(got.BySeverity) != len(Severities) {
+		t.Errorf("Tally = %+v, Gate = %+v", got, streamed)
 	}
 	// Break every 1000th finding: all of them are reported.
 	broken := bytes.ReplaceAll(buf.Bytes(), []byte(`"confidence": 0.9`), []byte(`"confidence": 9`))

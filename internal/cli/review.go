@@ -315,12 +315,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return ioErr(err)
 	}
-	blocking := 0
-	for _, f := range res.Bundle.Findings {
-		if f.Blocking {
-			blocking++
-		}
-	}
+	blocking := res.Bundle.Tally().Blocking
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")

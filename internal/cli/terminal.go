@@ -45,14 +45,8 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 	}
 	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), ch.Repository, rng, ch.Range.Why)
 	fmt.Fprintf(w, "  reviewed %d files, %d added lines; skipped %d; %s\n", a.Files, a.AddedLines, len(a.Skips), a.Triage)
-	counts := map[findings.Severity]int{}
-	blocking := 0
-	for _, f := range b.Findings {
-		counts[f.Severity]++
-		if f.Blocking {
-			blocking++
-		}
-	}
+	t := b.Tally()
+	counts, blocking := t.BySeverity, t.Blocking
 	fmt.Fprintf(w, "  findings %d: %s %d, %s %d, %s %d, %s %d\n", len(b.Findings),
 		p.sev(findings.Critical), counts[findings.Critical], p.sev(findings.High), counts[findings.High],
 		p.sev(findings.Medium), counts[findings.Medium], p.sev(findings.Low), counts[findings.Low])

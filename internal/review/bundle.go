@@ -119,12 +119,7 @@ func (e *engine) identify(groups []*group) {
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 
 func reviewResult(b *findings.Bundle, p findings.Policy) string {
-	blocking := 0
-	for _, f := range b.Findings {
-		if f.Blocking {
-			blocking++
-		}
-	}
+	blocking := b.Tally().Blocking
 	switch {
 	case len(b.Findings) == 0:
 		return "No findings."

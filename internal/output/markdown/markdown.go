@@ -46,14 +46,8 @@ const MaxFindings = 200
 func Write(w io.Writer, b *findings.Bundle, in Info) error {
 	var sb strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
-	counts := map[findings.Severity]int{}
-	blocking := 0
-	for _, f := range b.Findings {
-		counts[f.Severity]++
-		if f.Blocking {
-			blocking++
-		}
-	}
+	t := b.Tally()
+	counts, blocking := t.BySeverity, t.Blocking
 	p("# diffpal review\n\n")
 	status := "✅ passed"
 	if blocking > 0 {
