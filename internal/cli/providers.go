@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diffpalhq/diffpal/internal/buildinfo"
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/command"
@@ -186,7 +185,6 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 	if err != nil {
 		return nil, usageErr("providers.%s.timeout: %v", name, err)
 	}
-	ua := "diffpal/" + buildinfo.Get().Version
 	var client llm.Client
 	switch pc.Type {
 	// Timeout -1: the llm layer times calls.
@@ -194,13 +192,13 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 		set.keyEnvs[name] = keyEnvOf(pc)
 		client, err = openai.New(openai.Config{
 			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)), APIKeyHeader: pc.APIKeyHeader,
-			Model: pc.Model, UserAgent: ua, Timeout: -1,
+			Model: pc.Model, Timeout: -1,
 		})
 	case "anthropic":
 		set.keyEnvs[name] = keyEnvOf(pc)
 		client, err = anthropic.New(anthropic.Config{
 			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)),
-			Model: pc.Model, MaxTokens: pc.MaxTokens, UserAgent: ua, Timeout: -1,
+			Model: pc.Model, MaxTokens: pc.MaxTokens, Timeout: -1,
 		})
 	case "command":
 		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.root, Timeout: -1})
