@@ -69,12 +69,33 @@ type Audit struct {
 	Baseline     *BaselineSummary  `json:"baseline,omitempty"`
 	Deep         *DeepPass         `json:"deep_review,omitempty"`
 	Notes        []string          `json:"notes,omitempty"`
+	Policy       *Policy           `json:"policy,omitempty"`
 	Files        int               `json:"files_reviewed"`
 	AddedLines   int               `json:"added_lines"`
 	RemovedLines int               `json:"removed_lines"`
 	Candidates   int               `json:"candidates"`
 	Findings     int               `json:"findings"`
 	Seconds      float64           `json:"seconds"`
+}
+
+// Policy records where the review's own policy (config, .diffpalignore,
+// rule packs) was read from, and every edit the reviewed change makes to
+// that policy, so a reviewer sees a change that tries to silence the gate.
+type Policy struct {
+	// Source is base, head or worktree (see docs/security.md).
+	Source string `json:"source"`
+	// Why says how Source was chosen ("CI is set", "--config-source").
+	Why     string         `json:"why,omitempty"`
+	Changes []PolicyChange `json:"changes,omitempty"`
+}
+
+// PolicyChange is one edit the change makes to its own review policy.
+type PolicyChange struct {
+	// Kind is config, ignore_file, rule_pack or inline_ignore.
+	Kind   string `json:"kind"`
+	Path   string `json:"path"`
+	Line   int    `json:"line,omitempty"`
+	Detail string `json:"detail"`
 }
 
 // Drop counts candidates removed by anchoring or scope, per reason.
