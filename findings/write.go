@@ -64,9 +64,25 @@ func WriteFile(path string, b *Bundle, opts Options) error {
 	return AtomicWrite(path, 0o644, func(w io.Writer) error { return Encode(w, b) })
 }
 
+// ErrNotRegularFile is wrapped by AtomicWrite's refusal to replace
+// anything but a regular file.
+var ErrNotRegularFile = errors.New("not a regular file")
+
 // AtomicWrite creates or replaces path with what write produces, through a
-// synced temporary file in the same directory and a rename.
+// synced temporary file in the same directory and a rename. It refuses,
+// before writing anything, to replace what is not a regular file: a
+// symlink (renaming over it would replace the link, and following it would
+// write wherever it points), a directory, a device such as /dev/null, a
+// FIFO or a socket. The temporary file is created with O_EXCL, so it never
+// follows a link, and is removed on every error.
+//
+// It does not check the directories on the way; diffpal's own commands
+// write through internal/safefile, which also refuses symlinks in any
+// component inside the repository and removes temporary files on signals.
 func AtomicWrite(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	if err := checkTarget(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -93,6 +109,10 @@ func AtomicWrite(path string, perm os.FileMode, write func(io.Writer) error) (er
 	if err = tmp.Close(); err != nil {
 		return err
 	}
+	// Checked again: the write may have taken long.
+	if err = checkTarget(path); err != nil {
+		return err
+	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
@@ -103,4 +123,38 @@ func AtomicWrite(path string, perm os.FileMode, write func(io.Writer) error) (er
 		d.Close()
 	}
 	return nil
+}
+
+// checkTarget refuses a path that exists and is not a regular file.
+func checkTarget(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "a " + m.Type().String() + " file"
+	switch {
+	case m&os.ModeSymlink != 0:
+		what = "a symlink"
+		if to, err := os.Readlink(path); err == nil {
+			what += " (to " + to + ")"
+		}
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeCharDevice != 0:
+		what = "a character device"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("refusing to replace %s: it is %s: %w", path, what, ErrNotRegularFile)
 }

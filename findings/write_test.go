@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -159,6 +160,47 @@ func TestLargeBundle(t *testing.T) {
 	for _, cut := range []int{1, buf.Len() / 3, buf.Len() - 2} {
 		if _, _, _, err := Decode(buf.Bytes()[:cut], DecodeOptions{}); err == nil {
 			t.Errorf("truncated at %d: no error", cut)
+		}
+	}
+}
+
+// AtomicWrite never replaces (or writes through) what is not a regular
+// file: a symlink, a FIFO, a directory, a device.
+func TestAtomicWriteRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.json")
+	os.WriteFile(target, []byte("precious"), 0o644)
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(target, link)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "evil"); return err }
+	for path, what := range map[string]string{link: "symlink", fifo: "FIFO", sub: "directory", "/dev/null": "character device"} {
+		err := AtomicWrite(path, 0o644, write)
+		if !errors.Is(err, ErrNotRegularFile) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), what) {
+			t.Errorf("AtomicWrite(%s) = %v, want a refusal naming it as a %s", path, err, what)
+		}
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the symlink was replaced")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "precious" {
+		t.Error("wrote through the symlink")
+	}
+	if fi, _ := os.Lstat(fifo); fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Error("the FIFO was replaced")
+	}
+	if fi, _ := os.Lstat("/dev/null"); fi.Mode()&os.ModeCharDevice == 0 {
+		t.Error("/dev/null was replaced")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}
 }

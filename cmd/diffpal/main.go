@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/cli"
+	"github.com/diffpalhq/diffpal/internal/safefile"
 )
 
 // graceAfterSignal is how long a command may take to wind down after
 // SIGINT/SIGTERM (context-aware work stops at once; files are written
 // atomically, so stopping never leaves a truncated artifact). A second
-// signal exits immediately.
+// signal exits immediately. Either way safefile.Cleanup removes every
+// temporary file and staging directory still live before the process
+// exits (waiting for a set's renames in progress, which are short).
 const graceAfterSignal = 3 * time.Second
 
 func main() {
@@ -30,10 +33,12 @@ func main() {
 		case <-sigs:
 		case <-time.After(graceAfterSignal):
 		}
+		safefile.Cleanup()
 		fmt.Fprintln(os.Stderr, "diffpal: interrupted")
 		os.Exit(cli.ExitInterrupted)
 	}()
 	code := cli.Run(ctx, os.Args[1:], cli.System())
+	safefile.Cleanup()
 	if ctx.Err() != nil && code != cli.ExitOK {
 		code = cli.ExitInterrupted
 	}

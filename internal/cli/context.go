@@ -3,15 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/safefile"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -51,6 +51,8 @@ type ContextOptions struct {
 	Paths  []string
 	Out    string
 	Packet string
+	// ConfigSource chooses where .diffpalignore is read from, as review's.
+	ConfigSource string
 }
 
 // NewCmdContext builds `diffpal context`.
@@ -65,7 +67,10 @@ changed files, evidence refs, the evidence registry, diff_sha256 and the
 RFC 8785 evidence_packet_sha256 — so a host never computes hashes by hand.
 
 The range is chosen like diffpal review's. --packet also writes the
-evidence items with their content, which is what reviewers should see.`,
+evidence items with their content, which is what reviewers should see.
+Secrets in that content (provider keys and tokens, passwords, URL
+credentials, private keys) are replaced by [REDACTED] before the items
+are hashed, so each sha256 addresses exactly the text shown.`,
 		Example: `  diffpal context > review_context.json
   diffpal context --base origin/main --out .artifacts/diffpal/review_context.json
   diffpal context --packet packet.json -- internal/`,
@@ -79,6 +84,7 @@ evidence items with their content, which is what reviewers should see.`,
 	}
 	opts.Range.register(cmd)
 	cmd.Flags().StringVarP(&opts.Out, "out", "o", "-", "write the review_context JSON here (\"-\" for stdout)")
+	cmd.Flags().StringVar(&opts.ConfigSource, "config-source", "auto", "where .diffpalignore is read from: auto (base in CI, else worktree), base, head, worktree")
 	cmd.Flags().StringVar(&opts.Packet, "packet", "", "also write the evidence packet with item contents to this file")
 	return cmd
 }
@@ -98,9 +104,20 @@ type PacketItem struct {
 }
 
 func contextRun(ctx context.Context, opts *ContextOptions) error {
-	ch, err := review.LoadChange(ctx, opts.Range.options(opts.Paths))
+	root, err := (&git.Runner{Dir: opts.Range.Dir}).TopLevel(ctx)
 	if err != nil {
-		return changeErr(err)
+		return changeErrOf(err)
+	}
+	// The scope is review's: .diffpalignore from the same trusted side.
+	co := opts.Range.options(opts.Paths)
+	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, "")
+	if err != nil {
+		return err
+	}
+	co.Resolved, co.Scope.Ignore = rg, pol.Ignore
+	ch, err := review.LoadChange(ctx, co)
+	if err != nil {
+		return changeErrOf(err)
 	}
 	rc, err := ch.Packet.ReviewContext()
 	if err != nil {
@@ -116,31 +133,21 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 		if err := write(opts.IO.Out, rc); err != nil {
 			return ioErr(err)
 		}
-	} else if err := findings.AtomicWrite(opts.Out, 0o644, func(w io.Writer) error { return write(w, rc) }); err != nil {
-		return ioErr(fmt.Errorf("write %s: %w", opts.Out, err))
+	} else if err := writeOutput(ctx, root, opts.Out, safefile.Options{}, func(w io.Writer) error { return write(w, rc) }); err != nil {
+		return err
 	}
 	if opts.Packet != "" {
 		pf := PacketFile{ReviewContext: rc, Skipped: ch.Skips, Coalesced: ch.Packet.Coalesced}
 		for _, it := range ch.Packet.Items {
 			pf.Items = append(pf.Items, PacketItem{Item: it, Content: it.Content()})
 		}
-		if err := findings.AtomicWrite(opts.Packet, 0o644, func(w io.Writer) error { return write(w, pf) }); err != nil {
-			return ioErr(fmt.Errorf("write %s: %w", opts.Packet, err))
+		if err := writeOutput(ctx, root, opts.Packet, safefile.Options{}, func(w io.Writer) error { return write(w, pf) }); err != nil {
+			return err
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "context: %s %s..%s files=%d refs=%d skipped=%d (%s)\n",
-		ch.Repository, shortSHA(ch.Range.DiffBase), shortSHA(ch.Range.Head), len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ch.Skips), ch.Range.Why)
+		textsafe.Terminal(ch.Repository), shortSHA(ch.Range.DiffBase), shortSHA(ch.Range.Head), len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ch.Skips), textsafe.Terminal(ch.Range.Why))
 	return nil
-}
-
-// changeErr classifies errors from loading or reviewing a change: what
-// the user asked for (a range that does not resolve, not a repository,
-// bad options) is a usage error; anything else is internal.
-func changeErr(err error) error {
-	if errors.Is(err, review.ErrInput) {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	return &ExitError{Code: ExitInternal, Err: err}
 }
 
 func shortSHA(s string) string {

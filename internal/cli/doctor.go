@@ -16,6 +16,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
+	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/spf13/cobra"
 )
 
@@ -24,8 +25,11 @@ type DoctorOptions struct {
 	IO         *IOStreams
 	Dir        string
 	ConfigPath string
-	Online     bool
-	HTTPClient *http.Client
+	// ConfigSource is review's --config-source: doctor checks the policy
+	// review would use.
+	ConfigSource string
+	Online       bool
+	HTTPClient   *http.Client
 }
 
 // NewCmdDoctor builds `diffpal doctor`.
@@ -51,6 +55,7 @@ Nothing is written. Exit 2 when a check fails.`,
 	}
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", ".", "repository directory")
 	cmd.Flags().StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository)")
+	cmd.Flags().StringVar(&opts.ConfigSource, "config-source", "auto", "check the policy review would read: auto (base in CI, else worktree), base, head, worktree")
 	cmd.Flags().BoolVar(&opts.Online, "online", false, "also contact each configured API endpoint")
 	return cmd
 }
@@ -85,14 +90,37 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 	}
 	cfg := &config.Config{Version: "v1"}
-	if root != "" || opts.ConfigPath != "" {
-		if cfg, err = config.Load(root, opts.ConfigPath); err != nil {
-			say("error", "%v", err)
-			cfg = &config.Config{Version: "v1"}
-		} else if cfg.Path != "" {
+	switch {
+	case root != "":
+		// The policy review would run with: config, .diffpalignore and
+		// rule packs from the same side, with the same bounds and checks.
+		pol, _, err := loadPolicyFor(ctx, root, review.ChangeOptions{}, opts.ConfigSource, opts.ConfigPath, true)
+		if err != nil {
+			say("error", "%v", errors.Unwrap(err))
+			break
+		}
+		cfg = pol.Config
+		say("ok", "policy from %s (%s)", pol.Record.Source, pol.Record.Why)
+		if cfg.Path != "" {
 			say("ok", "config %s", cfg.Path)
 		} else {
 			say("ok", "no config file (defaults; diffpal init writes one)")
+		}
+		if len(pol.Packs) > 0 {
+			say("ok", "%d rule packs load", len(pol.Packs))
+			if _, err := review.NewBuiltinNamed(packNames(pol), packData(pol)); err != nil {
+				say("error", "%v", err)
+			}
+		}
+		for _, c := range pol.Record.Changes {
+			say("warn", "the current change edits its own review policy: %s %s", c.Path, c.Detail)
+		}
+	case opts.ConfigPath != "":
+		if cfg, err = config.Load(root, opts.ConfigPath); err != nil {
+			say("error", "%v", err)
+			cfg = &config.Config{Version: "v1"}
+		} else {
+			say("ok", "config %s", cfg.Path)
 		}
 	}
 	names := make([]string, 0, len(cfg.Providers))
@@ -128,7 +156,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 	}
 	if failed > 0 {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("doctor: %d checks failed", failed)}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("doctor: %s failed", plural(failed, "check"))}
 	}
 	return nil
 }

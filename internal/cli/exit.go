@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // Exit codes (PRODUCT.md §5). They are the CLI's contract with CI scripts.
@@ -60,4 +63,14 @@ func exitCode(err error, ran bool) int {
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// changeErrOf maps an error from reading a change: bad input (a missing
+// revision, a pathspec outside the repository, no repository at -C/--dir)
+// is exit 2; anything else is internal (5).
+func changeErrOf(err error) error {
+	if errors.Is(err, git.ErrNotRepository) || errors.Is(err, review.ErrInput) {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	return &ExitError{Code: ExitInternal, Err: err}
 }

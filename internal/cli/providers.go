@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,12 +12,14 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/config"
+	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/command"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/provider/openai"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
 // providerChoice is what the flags ask for.
@@ -27,6 +30,8 @@ type providerChoice struct {
 	noCache bool
 	root    string
 	packs   [][]byte
+	// packNames label packs in errors (the path each was read from).
+	packNames []string
 	// instructions are the config's review guidance for model providers.
 	instructions string
 }
@@ -56,7 +61,7 @@ func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error)
 		switch pc, inConfig := cfg.Providers[name]; {
 		case name == "builtin":
 			if builtin == nil {
-				b, err := review.NewBuiltin(ch.packs...)
+				b, err := review.NewBuiltinNamed(ch.packNames, ch.packs)
 				if err != nil {
 					return nil, usageErr("rule packs: %v", err)
 				}
@@ -213,7 +218,7 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 		return nil, usageErr("provider %s: %v", name, err)
 	}
 	cacheDir := ""
-	if !ch.noCache {
+	if !ch.noCache && cacheUsable(ch.root) {
 		cacheDir = filepath.Join(ch.root, llm.DefaultCacheDir)
 	}
 	callTimeout := timeout
@@ -225,7 +230,7 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 	}
 	p, err := llm.New(llm.Config{
 		Client: client, Model: pc.Model, Reasoning: pc.Reasoning, MaxTokens: pc.MaxTokens,
-		MaxBytes: pc.MaxBytes, CallTimeout: callTimeout, Concurrency: pc.MaxConcurrency, CacheDir: cacheDir,
+		MaxBytes: pc.MaxBytes, CallTimeout: callTimeout, Concurrency: pc.MaxConcurrency, CacheDir: cacheDir, CacheBase: ch.root,
 		Instructions: ch.instructions,
 	})
 	if err != nil {
@@ -252,4 +257,16 @@ func providerErr(err error, set *providerSet) error {
 		return &ExitError{Code: ExitProvider, Err: fmt.Errorf("provider authentication failed%s: %w", hint, err)}
 	}
 	return &ExitError{Code: ExitProvider, Err: fmt.Errorf("provider failed after retries: %w", err)}
+}
+
+// cacheUsable reports whether the answer cache under the repository may
+// be used: not when the repository itself tracks files there, because a
+// change under review could then commit answers ("no findings") keyed to
+// its own diff. Such a cache is ignored, never read or written.
+func cacheUsable(root string) bool {
+	if root == "" {
+		return false
+	}
+	out, err := (&git.Runner{Dir: root}).Run(context.Background(), "ls-files", "-z", "--", scope.OutputDir)
+	return err == nil && len(out) == 0
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
+	"github.com/diffpalhq/diffpal/internal/policy"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/scope"
+	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -48,6 +50,7 @@ type ReviewOptions struct {
 	NoDefaultSkip bool
 	MaxFileBytes  int
 	ConfigPath    string
+	ConfigSource  string
 	Provider      string
 	Model         string
 	Command       string
@@ -114,6 +117,7 @@ high, and confidence >= --min-confidence when set).`,
 	fl.BoolVar(&opts.NoDefaultSkip, "no-default-skips", false, "also review lock files, vendored and generated files")
 	fl.IntVar(&opts.MaxFileBytes, "max-file-bytes", 1<<20, "skip files larger than this")
 	fl.StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository, if present)")
+	fl.StringVar(&opts.ConfigSource, "config-source", "auto", "where config, .diffpalignore and rule packs are read from: auto (base in CI, else worktree), base, head, worktree")
 	fl.StringVar(&opts.Provider, "provider", "", "provider: builtin (default), openai, anthropic, command, or a name from the config's providers")
 	fl.StringVar(&opts.Model, "model", "", "model for the provider (openai and anthropic read OPENAI_API_KEY/OPENAI_BASE_URL, ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL)")
 	fl.StringVar(&opts.Command, "command", "", "agent CLI for --provider command, e.g. \"claude -p\" (prompt on stdin, JSON on stdout)")
@@ -121,6 +125,7 @@ high, and confidence >= --min-confidence when set).`,
 	_ = cmd.RegisterFlagCompletionFunc("filter-mode", fixedCompletion(diff.FilterModes...))
 	_ = cmd.RegisterFlagCompletionFunc("block-on", fixedCompletion("low", "medium", "high", "critical"))
 	_ = cmd.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
+	_ = cmd.RegisterFlagCompletionFunc("config-source", fixedCompletion(append([]string{"auto"}, policy.Sources...)...))
 	return cmd
 }
 
@@ -170,13 +175,16 @@ func (o *ReviewOptions) validate() (findings.Policy, error) {
 	if o.ReviewID == "" {
 		return pol, usageErr("--review-id must not be empty")
 	}
+	if err := checkGlobs(o.Include, o.Exclude); err != nil {
+		return pol, err
+	}
 	return pol, nil
 }
 
 // layer applies the config file and DIFFPAL_* variables under the flags:
 // a flag the user set wins, then the environment, then the file, then the
 // flag's default.
-func (o *ReviewOptions) layer(cfg *config.Config, root string) ([]review.Ignore, error) {
+func (o *ReviewOptions) layer(cfg *config.Config) ([]review.Ignore, error) {
 	set := func(flag, env string, fromCfg string, dst *string) {
 		if o.changed[flag] {
 			return
@@ -224,12 +232,6 @@ func (o *ReviewOptions) layer(cfg *config.Config, root string) ([]review.Ignore,
 	}
 	o.Include = append(append([]string(nil), r.Include...), o.Include...)
 	o.Exclude = append(append([]string(nil), r.Exclude...), o.Exclude...)
-	for _, p := range cfg.Rules.Packs {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		o.RulePacks = append(o.RulePacks, p)
-	}
 	var ignores []review.Ignore
 	for _, ig := range cfg.Ignores {
 		ignores = append(ignores, review.Ignore{Rule: ig.Rule, Category: ig.Category, Path: ig.Path, Reason: ig.Reason})
@@ -240,17 +242,20 @@ func (o *ReviewOptions) layer(cfg *config.Config, root string) ([]review.Ignore,
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	root, err := (&git.Runner{Dir: opts.Range.Dir}).TopLevel(ctx)
 	if err != nil {
-		return changeErr(err)
+		return changeErrOf(err)
 	}
-	cfg, err := config.Load(root, opts.ConfigPath)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	ignores, err := opts.layer(cfg, root)
+	co := opts.Range.options(opts.Paths)
+	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
 		return err
 	}
-	policy, err := opts.validate()
+	co.Resolved = rg
+	cfg := pol.Config
+	ignores, err := opts.layer(cfg)
+	if err != nil {
+		return err
+	}
+	policyRec, err := opts.validate()
 	if err != nil {
 		return err
 	}
@@ -261,15 +266,20 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		return err
 	}
 	var packs [][]byte
+	var packNames []string
+	for _, p := range pol.Packs {
+		packs, packNames = append(packs, p.Data), append(packNames, p.Name)
+	}
 	for _, p := range opts.RulePacks {
-		data, err := os.ReadFile(p)
+		// The user's own flag: any path, but a bounded read.
+		data, err := readBounded(p, int64(yamlsafe.RulePack.MaxBytes))
 		if err != nil {
 			return usageErr("--rules %s: %v", p, err)
 		}
-		packs = append(packs, data)
+		packs, packNames = append(packs, data), append(packNames, p)
 	}
 	providers, err := buildProviders(providerChoice{name: opts.Provider, model: opts.Model, command: opts.Command,
-		noCache: opts.NoCache, root: root, packs: packs, instructions: cfg.Review.Instructions}, cfg)
+		noCache: opts.NoCache, root: root, packs: packs, packNames: packNames, instructions: cfg.Review.Instructions}, cfg)
 	if err != nil {
 		return err
 	}
@@ -281,13 +291,13 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		baseline = b
 	}
-	co := opts.Range.options(opts.Paths)
-	co.Scope = scope.Options{Include: opts.Include, Exclude: opts.Exclude, NoDefaultSkips: opts.NoDefaultSkip, MaxBytes: opts.MaxFileBytes}
+	co.Scope = scope.Options{Ignore: pol.Ignore, Include: opts.Include, Exclude: opts.Exclude, NoDefaultSkips: opts.NoDefaultSkip, MaxBytes: opts.MaxFileBytes}
 	prog := newProgress(opts.IO.ErrOut)
 	res, err := review.Run(ctx, review.Options{
 		Change: co, FilterMode: opts.FilterMode, Bundle: opts.Bundle, Profile: opts.Profile,
 		Provider: providers.provider, DeepVerifier: providers.deep, SynthesisVerifier: providers.synthesis,
-		Policy: policy, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
+		Policy: policyRec, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
+		ReviewPolicy: &pol.Record,
 	})
 	prog.done()
 	if err != nil {
@@ -297,7 +307,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		if perr := providerErr(err, providers); perr != nil {
 			return perr
 		}
-		return changeErr(err)
+		return changeErrOf(err)
 	}
 	// The default lives at the repository root, wherever diffpal was
 	// started; an explicit relative --out-dir is relative to the caller.
@@ -309,7 +319,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 			outDir = abs
 		}
 	}
-	paths, err := writeArtifacts(outDir, res)
+	paths, err := writeArtifactsContext(ctx, outDir, res)
 	if err != nil {
 		return ioErr(err)
 	}
@@ -377,6 +387,16 @@ func summaryInfo(res *review.Result) markdown.Info {
 	}
 	if a.Deep != nil {
 		in.Deep = fmt.Sprintf("ran (%s): examined %d, lowered %d, raised %d", strings.Join(a.Deep.Reasons, ", "), a.Deep.Examined, a.Deep.Lowered, a.Deep.Raised)
+	}
+	if pol := a.Policy; pol != nil {
+		in.PolicySource, in.PolicyWhy = pol.Source, pol.Why
+		for _, c := range pol.Changes {
+			what := c.Path
+			if c.Line > 0 {
+				what = fmt.Sprintf("%s:%d", c.Path, c.Line)
+			}
+			in.PolicyChanges = append(in.PolicyChanges, markdown.Note{What: what, Reason: c.Kind + ": " + c.Detail})
+		}
 	}
 	return in
 }

@@ -5,6 +5,11 @@
 package cli
 
 import (
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/secrets"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
+
 	"context"
 	"errors"
 	"fmt"
@@ -106,7 +111,19 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 	code := exitCode(err, ran)
 	var ee *ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.Silent) {
-		fmt.Fprintf(ios.ErrOut, "diffpal: %v\n", err)
+		fmt.Fprintf(ios.ErrOut, "diffpal: %s\n", safeMessage(err.Error()))
 	}
 	return code
+}
+
+// safeMessage is the last stop for an error message on its way to a CI
+// log: secrets redacted (an error may quote a line of the change) and
+// control and bidi characters made visible on every line, so a hostile
+// file name cannot rewrite the log.
+func safeMessage(msg string) string {
+	lines := strings.Split(secrets.Redact(msg), "\n")
+	for i, l := range lines {
+		lines[i] = textsafe.Terminal(l)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/buildinfo"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
+	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -30,16 +32,21 @@ func NewCmdSarif(ios *IOStreams, runF func(*SarifOptions) error) *cobra.Command 
 other SARIF consumers: one run, one rule per category with a default
 level and security-severity, one result per finding with a repository-
 relative URI, its line range, its level, and the stable id under
-partialFingerprints["` + sarif.FingerprintKey + `"] so alerts survive line shifts.`,
+partialFingerprints["` + sarif.FingerprintKey + `"] so alerts survive line shifts.
+
+The file is replaced atomically. It must be absent or a regular file: a
+symlink, device (such as /dev/null), FIFO or socket is refused, as is a
+symlink in any directory on the way to an --out inside the working
+directory; --out - writes to standard output.`,
 		Example: `  diffpal sarif
   diffpal sarif --input findings.json --out results.sarif
   diffpal sarif --out - | jq '.runs[0].results | length'`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
 			}
-			return sarifRun(opts)
+			return sarifRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Input, "input", findings.DefaultPath, "findings bundle to convert (\"-\" for stdin)")
@@ -47,7 +54,7 @@ partialFingerprints["` + sarif.FingerprintKey + `"] so alerts survive line shift
 	return cmd
 }
 
-func sarifRun(opts *SarifOptions) error {
+func sarifRun(ctx context.Context, opts *SarifOptions) error {
 	name := displayName(opts.Input)
 	data, err := readBundleBytes(opts.IO, opts.Input)
 	if err != nil {
@@ -66,8 +73,10 @@ func sarifRun(opts *SarifOptions) error {
 		}
 		return nil
 	}
-	if err := findings.AtomicWrite(opts.Out, 0o644, write); err != nil {
-		return ioErr(fmt.Errorf("write %s: %w", opts.Out, err))
+	// The working directory is the trusted base: in CI it is the checkout,
+	// whose directories a pull request controls.
+	if err := writeOutput(ctx, ".", opts.Out, safefile.Options{Perm: 0o644}, write); err != nil {
+		return stdoutHint(err, "--out")
 	}
 	fmt.Fprintf(opts.IO.Out, "sarif=%s findings=%d version=%s\n", opts.Out, len(b.Findings), info.Effective)
 	return nil

@@ -5,12 +5,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/diffpalhq/diffpal/internal/policy"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets testscript run the real command tree as the "diffpal"
 // program inside scripts, in a fresh temporary directory per script.
 func TestMain(m *testing.M) {
+	// Tests choose the policy source explicitly where it matters: a CI
+	// runner's own CI variable must not switch the default under them.
+	for _, k := range policy.CIVars {
+		os.Unsetenv(k)
+	}
 	testscript.Main(m, map[string]func(){
 		"diffpal": func() { os.Exit(Run(context.Background(), os.Args[1:], System())) },
 	})

@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
 
 const maxTerminalFindings = 25
@@ -35,7 +38,12 @@ func (p palette) sev(s findings.Severity) string {
 	return p.c("36", label)
 }
 
-// writeTerminalSummary prints the human summary of a review.
+// writeTerminalSummary prints the human summary of a review. Every string
+// that can come from the repository — its directory name, branch names in
+// the range text, paths, titles, categories, notes, the artifact paths
+// under the repository — goes through printable, so none of it can move
+// the cursor, recolour or clear the terminal, or reorder the line with a
+// bidirectional override.
 func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]string, color, gate bool) {
 	p := palette{on: color}
 	ch, a, b := res.Change, res.Audit, res.Bundle
@@ -43,8 +51,11 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 	if ch.Range.Worktree {
 		rng = shortSHA(ch.Range.DiffBase) + "..worktree"
 	}
-	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), ch.Repository, rng, ch.Range.Why)
-	fmt.Fprintf(w, "  reviewed %d files, %d added lines; skipped %d; %s\n", a.Files, a.AddedLines, len(a.Skips), a.Triage)
+	shown := func(k string) string { return printable(paths[k]) }
+	// The repository actually reviewed: its top level as the caller
+	// named it, not the origin remote a clone happens to have.
+	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), printable(displayRoot(ch.Root)), printable(rng), printable(ch.Range.Why))
+	fmt.Fprintf(w, "  reviewed %s, %s; skipped %d; %s\n", plural(a.Files, "file"), plural(a.AddedLines, "added line"), len(a.Skips), printable(a.Triage))
 	t := b.Tally()
 	counts, blocking := t.BySeverity, t.Blocking
 	fmt.Fprintf(w, "  findings %d: %s %d, %s %d, %s %d, %s %d\n", len(b.Findings),
@@ -55,7 +66,7 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 	}
 	for i, f := range b.Findings {
 		if i == maxTerminalFindings {
-			fmt.Fprintf(w, "  … %d more in %s\n", len(b.Findings)-maxTerminalFindings, paths["findings"])
+			fmt.Fprintf(w, "  … %d more in %s\n", len(b.Findings)-maxTerminalFindings, shown("findings"))
 			break
 		}
 		mark := " "
@@ -74,21 +85,47 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 		fmt.Fprintf(w, ", %s", p.c("33", fmt.Sprintf("%d suppressions without a reason were not applied", len(a.Invalid))))
 	}
 	fmt.Fprintln(w)
+	if pol := a.Policy; pol != nil {
+		line := "  policy from " + policyFrom(pol.Source)
+		if pol.Why != "" {
+			line += " (" + printable(pol.Why) + ")"
+		}
+		if n := len(pol.Changes); n > 0 {
+			line += "; " + p.c("33", fmt.Sprintf("the change edits its own review policy: %d", n)) + " (see " + shown("summary") + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
 	if a.Baseline != nil {
 		fmt.Fprintf(w, "  baseline: %d new, %d unchanged, %d fixed\n", len(a.Baseline.New), len(a.Baseline.Unchanged), len(a.Baseline.Fixed))
 	}
 	if res.Session.Status == qa.StatusCompleted {
-		fmt.Fprintf(w, "  session %s: %d profiles, deep review %s\n", res.Session.RunID, len(res.Session.CompletedProfiles), deepText(a))
+		fmt.Fprintf(w, "  session %s: %s, deep review %s\n", printable(res.Session.RunID), plural(len(res.Session.CompletedProfiles), "profile"), printable(deepText(a)))
 	}
-	fmt.Fprintf(w, "  wrote %s, %s, %s, %s\n", paths["findings"], paths["session"], paths["summary"], paths["sarif"])
+	for _, n := range a.Notes {
+		fmt.Fprintf(w, "  note: %s\n", printable(n))
+	}
+	fmt.Fprintf(w, "  wrote %s, %s, %s, %s\n", shown("findings"), shown("session"), shown("summary"), shown("sarif"))
 	switch {
 	case blocking > 0 && gate:
-		fmt.Fprintf(w, "%s %d blocking findings (block on %s)\n", p.c("1;31", "gate: blocked"), blocking, b.Gate.BlockOn)
+		fmt.Fprintf(w, "%s %s (block on %s)\n", p.c("1;31", "gate: blocked"), plural(blocking, "blocking finding"), b.Gate.BlockOn)
 	case blocking > 0:
-		fmt.Fprintf(w, "%d blocking findings (block on %s); add --gate to fail CI on them\n", blocking, b.Gate.BlockOn)
+		fmt.Fprintf(w, "%s (block on %s); add --gate to fail CI on them\n", plural(blocking, "blocking finding"), b.Gate.BlockOn)
 	default:
 		fmt.Fprintf(w, "%s no blocking findings (block on %s)\n", p.c("32", "gate: passed"), b.Gate.BlockOn)
 	}
+}
+
+// policyFrom names where the review policy was read from.
+func policyFrom(source string) string {
+	switch source {
+	case "base":
+		return "base revision"
+	case "head":
+		return "head revision"
+	case "worktree":
+		return "work tree"
+	}
+	return printable(source)
 }
 
 func deepText(a review.Audit) string {
@@ -111,7 +148,7 @@ func newProgress(w io.Writer) *progress {
 
 func (p *progress) step(s string) {
 	if p.on {
-		fmt.Fprintf(p.w, "\r\x1b[2K⏳ %s (%.1fs)", s, time.Since(p.start).Seconds())
+		fmt.Fprintf(p.w, "\r\x1b[2K⏳ %s (%.1fs)", printable(s), time.Since(p.start).Seconds())
 	}
 }
 
@@ -121,13 +158,31 @@ func (p *progress) done() {
 	}
 }
 
-// printable replaces control characters, so that a path or a model's
-// title cannot move the cursor or recolour the terminal.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
+// printable shows control characters (C0, DEL, C1), bidirectional
+// overrides and isolates and other invisible format characters as visible
+// escapes ("\x1b", "\u202e"), so that a path, a directory name or a
+// model's title cannot move the cursor, recolour the terminal or reorder
+// the text around it.
+func printable(s string) string { return textsafe.Terminal(s) }
+
+// plural spells a count with its noun: "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// displayRoot names the repository root relative to the working
+// directory when it is below it ("." for the directory itself), else as
+// an absolute path.
+func displayRoot(root string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return root
+	}
+	if rel, err := filepath.Rel(wd, root); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return root
 }

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -33,18 +35,21 @@ blocking is recomputed with --block-on (default high), and findings are
 put in deterministic order.
 
 The result goes to standard output, or atomically to -o OUT; the input
-is only replaced with --in-place. Nothing is written when the upgraded
-bundle would still be invalid; the problems are listed instead.`,
+is only replaced with --in-place, which keeps the file's mode and owner.
+Nothing is written when the upgraded bundle would still be invalid; the
+problems are listed instead. The file written must be absent or a regular
+file (a symlink, device, FIFO or socket is refused), and no directory on
+the way to a path inside the working directory may be a symlink.`,
 		Example: `  diffpal upgrade old.json -o findings.json
   diffpal upgrade --in-place .artifacts/diffpal/findings.json
   diffpal upgrade old.json | jq '.findings | length'`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if runF != nil {
 				return runF(opts)
 			}
-			return upgradeRun(opts)
+			return upgradeRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "write the upgraded bundle to this file (atomically)")
@@ -54,7 +59,7 @@ bundle would still be invalid; the problems are listed instead.`,
 	return cmd
 }
 
-func upgradeRun(opts *UpgradeOptions) error {
+func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 	if opts.InPlace && opts.Out != "" {
 		return usageErr("--in-place and --output are mutually exclusive")
 	}
@@ -114,8 +119,11 @@ func upgradeRun(opts *UpgradeOptions) error {
 		if err := write(opts.IO.Out); err != nil {
 			return ioErr(err)
 		}
-	} else if err := findings.AtomicWrite(dest, 0o644, write); err != nil {
-		return ioErr(fmt.Errorf("write %s: %w", dest, err))
+	} else if err := writeOutput(ctx, ".", dest, safefile.Options{Perm: 0o644, Keep: opts.InPlace}, write); err != nil {
+		if opts.InPlace {
+			return err
+		}
+		return stdoutHint(err, "-o")
 	}
 	if dest != "" && dest != "-" {
 		fmt.Fprintf(opts.IO.ErrOut, "upgraded %s from %s to %s: %d findings, written to %s\n", name, from, b.Version, len(b.Findings), dest)

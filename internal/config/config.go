@@ -5,17 +5,17 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
+	"github.com/diffpalhq/diffpal/internal/repofs"
+	"github.com/diffpalhq/diffpal/internal/scope"
+	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 )
 
 // DefaultPath is the config file's location relative to the repository root.
@@ -133,42 +133,47 @@ var (
 
 // Load reads the config at path, or at root/DefaultPath when path is "".
 // A missing default file yields the zero Config; a missing explicit file
-// is an error.
+// is an error. The default file is a repository file: it must be a
+// regular file inside the repository (no symlink out of it, no device).
+// Callers that review a change read the config through package policy,
+// which chooses the trusted side; Load is the work tree's view (doctor).
 func Load(root, path string) (*Config, error) {
-	explicit := path != ""
-	if !explicit {
-		path = filepath.Join(root, DefaultPath)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && !explicit {
+	var data []byte
+	var err error
+	name := path
+	if path != "" {
+		data, err = os.ReadFile(path)
+	} else {
+		name = DefaultPath
+		data, err = repofs.ReadFile(root, DefaultPath, int64(yamlsafe.Config.MaxBytes))
+		if errors.Is(err, os.ErrNotExist) {
 			return &Config{Version: "v1"}, nil
 		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	c, err := Parse(data)
 	if err != nil {
-		var fe *Errors
-		if errors.As(err, &fe) {
-			fe.Path = path
-			return nil, fe
-		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
-	c.Path = path
+	c, err := ParseFile(name, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.Path = name
 	return c, nil
 }
 
 // Parse decodes and validates config YAML.
-func Parse(data []byte) (*Config, error) {
+func Parse(data []byte) (*Config, error) { return ParseFile("config", data, nil) }
+
+// ParseFile decodes and validates config YAML read from name, within
+// yamlsafe.Config's bounds (size, nesting, alias expansion). Errors name
+// the file and quote at most the offending line, passed through redact.
+func ParseFile(name string, data []byte, redact func(string) string) (*Config, error) {
 	var c Config
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict()).Decode(&c); err != nil {
-			return nil, errors.New(yaml.FormatError(err, false, true))
-		}
+	if err := yamlsafe.Decode(name, data, &c, yamlsafe.Config, redact); err != nil {
+		return nil, fmt.Errorf("invalid config %w", err)
 	}
 	if errs := c.Validate(); len(errs) > 0 {
-		return nil, &Errors{List: errs}
+		return nil, &Errors{Path: name, List: errs}
 	}
 	return &c, nil
 }
@@ -203,13 +208,13 @@ func (c *Config) Validate() []FieldError {
 		add("review.bundle", "bundle and profile are mutually exclusive")
 	}
 	for i, g := range r.Include {
-		if strings.TrimSpace(g) == "" {
-			add(fmt.Sprintf("review.include[%d]", i), "must not be empty")
+		if err := scope.ValidGlob(g); err != nil {
+			add(fmt.Sprintf("review.include[%d]", i), "%v", err)
 		}
 	}
 	for i, g := range r.Exclude {
-		if strings.TrimSpace(g) == "" {
-			add(fmt.Sprintf("review.exclude[%d]", i), "must not be empty")
+		if err := scope.ValidGlob(g); err != nil {
+			add(fmt.Sprintf("review.exclude[%d]", i), "%v", err)
 		}
 	}
 	for i, p := range c.Rules.Packs {
@@ -276,6 +281,11 @@ func (c *Config) Validate() []FieldError {
 		}
 		if ig.Rule == "" && ig.Category == "" && ig.Path == "" {
 			add(f, "set at least one of rule, category or path")
+		}
+		if ig.Path != "" {
+			if err := scope.ValidGlob(ig.Path); err != nil {
+				add(f+".path", "%v", err)
+			}
 		}
 	}
 	// Map keys come in random order; report in a stable one.

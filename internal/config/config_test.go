@@ -81,7 +81,7 @@ func TestLoad(t *testing.T) {
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte("version: v1\nignores:\n  - category: style\n"), 0o644)
 	_, err = Load(root, "")
-	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "ignores[0].reason") {
+	if err == nil || !strings.Contains(err.Error(), DefaultPath) || !strings.Contains(err.Error(), "ignores[0].reason") {
 		t.Errorf("error must name the file and the field: %v", err)
 	}
 }

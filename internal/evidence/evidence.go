@@ -4,6 +4,14 @@
 // RFC 8785 canonical registry. It produces the review_context that binds an
 // orchestration session to exactly this evidence. It reads nothing itself:
 // callers pass the diff and file contents.
+//
+// Item contents are what reviewers receive, so they are redacted
+// (internal/secrets) before they are hashed: a model prompt, `diffpal
+// context --packet` and an MCP host all see the same secret-free text, and
+// an item's sha256 still addresses exactly that text. The detector also
+// learns every secret found in the changed files' full contents, so a hunk
+// that shows a CSV row without its header, or key lines without their
+// BEGIN, is redacted all the same.
 package evidence
 
 import (
@@ -18,6 +26,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // Contract limits of a review-bound session (QA-CONTRACT.md §3).
@@ -95,6 +104,17 @@ type Packet struct {
 	Coalesced string
 
 	byRef map[string]int
+	red   *secrets.Redactor
+}
+
+// Redactor is the secret detector the packet's contents were redacted
+// with: it knows every secret found in the changed files, for redacting
+// what a review derives from them (findings, notes) the same way.
+func (p *Packet) Redactor() *secrets.Redactor {
+	if p == nil || p.red == nil {
+		return &secrets.Redactor{}
+	}
+	return p.red
 }
 
 // Build creates the packet. rawDiff is the exact diff text reviewed.
@@ -106,14 +126,32 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	p := &Packet{Repository: o.Repository, BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, DiffSHA256: hex.EncodeToString(sum[:])}
 	sorted := append([]File(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Diff.Path() < sorted[j].Diff.Path() })
-	for _, f := range sorted {
+	// Each file's content is redacted once, learning its secrets; items
+	// then take their lines from the redacted content.
+	var texts []string
+	var withContent []int
+	for i, f := range sorted {
 		p.ChangedFiles = append(p.ChangedFiles, f.Diff.Path())
+		if f.Content != nil {
+			texts = append(texts, strings.Join(f.Content, "\n"))
+			withContent = append(withContent, i)
+		}
+	}
+	var redacted []string
+	p.red, redacted = secrets.Learn().LearnAndRedact(texts)
+	clean := make([][]string, len(sorted))
+	for k, i := range withContent {
+		if redacted[k] == texts[k] {
+			clean[i] = sorted[i].Content
+		} else {
+			clean[i] = strings.Split(redacted[k], "\n")
+		}
 	}
 modes:
 	for _, mode := range []int{itemsHunksAndWindows, itemsHunks, itemsFiles} {
 		p.Items = p.Items[:0]
 		for i, f := range sorted {
-			p.Items = append(p.Items, buildItems(i, f, mode, o)...)
+			p.Items = append(p.Items, buildItems(i, f, clean[i], mode, o, p.red)...)
 		}
 		if len(p.Items) <= o.MaxItems {
 			switch mode {
@@ -146,7 +184,9 @@ const (
 	itemsFiles
 )
 
-func buildItems(idx int, f File, mode int, o Options) []Item {
+// buildItems makes a file's items; clean is its redacted content (same
+// lines as f.Content), red the detector for what is not content.
+func buildItems(idx int, f File, clean []string, mode int, o Options, red *secrets.Redactor) []Item {
 	d := f.Diff
 	path := d.Path()
 	var rev *string
@@ -169,7 +209,7 @@ func buildItems(idx int, f File, mode int, o Options) []Item {
 		var b strings.Builder
 		lo, hi := 0, 0
 		for _, h := range d.Hunks {
-			writeHunk(&b, h)
+			writeHunk(&b, h, f.Content, clean, red)
 			s, e := newRange(h)
 			if lo == 0 || s < lo {
 				lo = s
@@ -177,20 +217,20 @@ func buildItems(idx int, f File, mode int, o Options) []Item {
 			hi = max(hi, e)
 		}
 		if len(d.Hunks) == 0 {
-			b.WriteString(d.Status + " " + path)
+			b.WriteString(red.Redact(d.Status + " " + path))
 		}
 		return []Item{mk(fileRef+":diff", KindDiff, b.String(), lo, hi)}
 	}
 	var out []Item
 	for k, h := range d.Hunks {
 		var b strings.Builder
-		writeHunk(&b, h)
+		writeHunk(&b, h, f.Content, clean, red)
 		s, e := newRange(h)
 		out = append(out, mk(fileRef+":h"+strconv.Itoa(k+1), KindDiff, b.String(), s, e))
 		if mode == itemsHunksAndWindows && f.Content != nil && d.Status != diff.Deleted {
 			ws, we := max(1, s-ContextLines), min(len(f.Content), e+ContextLines)
 			if ws <= we {
-				out = append(out, mk(fileRef+":w"+strconv.Itoa(k+1), KindSource, strings.Join(f.Content[ws-1:we], "\n"), ws, we))
+				out = append(out, mk(fileRef+":w"+strconv.Itoa(k+1), KindSource, strings.Join(clean[ws-1:we], "\n"), ws, we))
 			}
 		}
 	}
@@ -206,15 +246,43 @@ func newRange(h diff.Hunk) (int, int) {
 	return h.NewStart, h.NewStart + h.NewLines - 1
 }
 
-func writeHunk(b *strings.Builder, h diff.Hunk) {
-	fmt.Fprintf(b, "@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+// writeHunk writes a hunk, redacted. A hunk of added and context lines
+// takes them from the redacted content (which saw the whole file); one
+// with removed lines, or that does not match the content, is redacted as
+// a whole (the detector still knows the content's secrets).
+func writeHunk(b *strings.Builder, h diff.Hunk, content, clean []string, red *secrets.Redactor) {
+	header := fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
 	if h.Section != "" {
-		b.WriteString(" " + h.Section)
+		header += " " + h.Section
 	}
+	simple := clean != nil
+	for _, l := range h.Lines {
+		if !simple {
+			break
+		}
+		simple = l.Kind != '-' && l.NewNo >= 1 && l.NewNo <= len(content) && content[l.NewNo-1] == l.Text
+	}
+	if !simple {
+		var raw strings.Builder
+		raw.WriteString(header + "\n")
+		for _, l := range h.Lines {
+			raw.WriteByte(l.Kind)
+			raw.WriteString(l.Text)
+			raw.WriteByte('\n')
+		}
+		b.WriteString(red.Redact(raw.String()))
+		return
+	}
+	b.WriteString(red.Redact(header))
 	b.WriteByte('\n')
+	n := 0
+	for _, l := range h.Lines {
+		n += len(clean[l.NewNo-1]) + 2
+	}
+	b.Grow(n)
 	for _, l := range h.Lines {
 		b.WriteByte(l.Kind)
-		b.WriteString(l.Text)
+		b.WriteString(clean[l.NewNo-1])
 		b.WriteByte('\n')
 	}
 }

@@ -4,6 +4,11 @@
 // locale, no pager, no optional locks. It owns revision resolution, range
 // selection (merge-base, default branch, shallow clones) and reading
 // diffs and blobs; it does not parse diffs (package diff does).
+//
+// The repository under review may be hostile, and so may its .git/config
+// (a CI step that ran a pull request's code can write it) and the global
+// config: git never runs a command named by configuration, in any mode.
+// See baseArgs, driverOverrides and env for how.
 package git
 
 import (
@@ -13,38 +18,190 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
-// Runner runs git in one repository.
+// Runner runs git in one repository. Use it through a pointer and do not
+// copy it after first use.
 type Runner struct {
 	// Dir is the work tree (or any directory inside it).
 	Dir string
 	// Git is the git executable; default "git".
 	Git string
+
+	// mu guards drivers: the environment that neutralizes the filter and
+	// diff drivers configured for the repository at drivers.dir, computed
+	// once (one `git config` call) and reused while Dir and Git stay put.
+	mu      sync.Mutex
+	drivers *driverEnv
 }
 
-// Error is a failed git command with its stderr.
+type driverEnv struct {
+	dir, git string
+	env      []string
+}
+
+func (r *Runner) gitPath() string {
+	if r.Git == "" {
+		return "git"
+	}
+	return r.Git
+}
+
+// Error is a failed git command with its stderr. Its message names only
+// the subcommand and the gist of stderr (one line, clipped), never the
+// whole command line with diffpal's -c flags.
 type Error struct {
-	Args   []string
+	// Args are the arguments after git's global options; Args[0] is the
+	// subcommand.
+	Args []string
+	// Stderr is what git wrote to stderr (at most maxStderr bytes).
 	Stderr string
 	Err    error
 }
 
-func (e *Error) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = e.Err.Error()
+// maxErrLine bounds the stderr excerpt in an error message.
+const maxErrLine = 300
+
+// maxStderr bounds the stderr kept from one git command.
+const maxStderr = 64 << 10
+
+// Subcommand is the git subcommand that failed ("diff", "rev-parse").
+func (e *Error) Subcommand() string {
+	if len(e.Args) == 0 {
+		return "(no subcommand)"
 	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+	return e.Args[0]
+}
+
+func (e *Error) Error() string {
+	msg := stderrGist(e.Stderr)
+	if msg == "" && e.Err != nil {
+		msg = clip.Text(printable(e.Err.Error()), maxErrLine)
+	}
+	if msg == "" {
+		msg = "failed"
+	}
+	return "git " + e.Subcommand() + ": " + msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// baseArgs neutralize configuration that would change what we read.
+// stderrGist picks the line of git's stderr that says what went wrong:
+// the first "fatal:" or "error:" line (warnings often come first), else
+// the first non-empty one; control characters are replaced (paths in a
+// hostile repository may carry terminal escapes) and it is clipped.
+func stderrGist(stderr string) string {
+	first := ""
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
+			first = l
+			break
+		}
+		if first == "" {
+			first = l
+		}
+	}
+	return clip.Text(printable(first), maxErrLine)
+}
+
+// printable replaces invalid UTF-8 and control characters with U+FFFD.
+func printable(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// ErrNotRepository is what errors.Is reports for a directory that is not
+// inside a git repository (or does not exist): *NotRepositoryError.
+var ErrNotRepository = errors.New("not a git repository")
+
+// NotRepositoryError says that Dir is not inside a git repository, or is
+// not a directory at all. errors.Is(err, ErrNotRepository) holds.
+type NotRepositoryError struct {
+	Dir string
+	// Err is the underlying failure: the *Error from git, or the
+	// *fs.PathError from changing into Dir.
+	Err error
+}
+
+func (e *NotRepositoryError) Error() string {
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) {
+		return fmt.Sprintf("%s: %v (pass -C/--dir a directory inside a git repository)", e.Dir, pe.Err)
+	}
+	return fmt.Sprintf("%s is not inside a git repository (run diffpal in one, or pass -C/--dir DIR)", e.Dir)
+}
+
+func (e *NotRepositoryError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotRepository) hold.
+func (e *NotRepositoryError) Is(target error) bool { return target == ErrNotRepository }
+
+func (r *Runner) notRepository(err error) error {
+	dir := r.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if abs, aerr := filepath.Abs(dir); aerr == nil {
+		dir = abs
+	}
+	return &NotRepositoryError{Dir: dir, Err: err}
+}
+
+// baseArgs go before every subcommand. Some make the output independent of
+// configuration; the rest neutralize every key that makes git execute
+// something, whatever scope sets it (command-line configuration is read
+// last, so it wins over the repository's and the global config):
+//
+//   - core.fsmonitor: a hook command (or daemon) run on every index read;
+//   - core.hooksPath: no hook runs (read-only commands run none, but
+//     post-index-change or reference-transaction would on an index or ref
+//     write, and the lazy fetch below is a child git);
+//   - core.pager, and --no-pager: never a pager (stdout is no terminal
+//     either);
+//   - credential.helper (an empty value resets the list, URL-specific
+//     helpers included), core.askPass, core.sshCommand and
+//     protocol.allow=never: no transport ever runs. Reading a missing
+//     object in a repository with a promisor remote (remote.<name>.promisor,
+//     any scope) starts a lazy fetch, and the ext:: transport runs its URL
+//     as a command; the environment's GIT_ALLOW_PROTOCOL (see env) is what
+//     actually forbids every transport, since it overrides
+//     protocol.<name>.allow, which this flag does not, and
+//     GIT_NO_LAZY_FETCH stops the fetch before it starts. diffpal reviews
+//     offline: in a partial clone, objects that are not local are missing.
+//   - diff.external (and --no-ext-diff, --no-textconv on every diff):
+//     no external diff, no textconv;
+//   - submodule.recurse=false, diff.ignoreSubmodules=dirty (and the flag in
+//     DiffArgs): git never looks into a submodule's work tree, which it
+//     does by running `git status` there, with the submodule's own config
+//     and driver names that driverOverrides never saw;
+//   - core.untrackedCache=false: the untracked-file listing does not trust
+//     a cache stored in the index.
+//
+// Filter (clean, smudge, process) and diff (textconv, command) drivers
+// have names chosen by configuration; driverOverrides neutralizes each
+// one configured. System configuration is ignored altogether
+// (GIT_CONFIG_NOSYSTEM); the global config stays readable, because
+// harmless keys there matter (safe.directory, honoured only in protected
+// config, is how CI containers trust a checkout owned by another user).
 var baseArgs = []string{
 	"-c", "core.quotePath=false",
 	"-c", "core.autocrlf=false",
@@ -55,71 +212,213 @@ var baseArgs = []string{
 	"-c", "diff.mnemonicPrefix=false",
 	"-c", "diff.relative=false",
 	"-c", "diff.renames=true",
-	"-c", "diff.ignoreSubmodules=none",
+	"-c", "diff.ignoreSubmodules=dirty",
 	"-c", "log.showSignature=false",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.untrackedCache=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.pager=cat",
+	"-c", "credential.helper=",
+	"-c", "core.askPass=",
+	"-c", "core.sshCommand=",
+	"-c", "protocol.allow=never",
+	"-c", "submodule.recurse=false",
 	"--no-pager",
 }
 
-func (r *Runner) env() []string {
-	env := os.Environ()
-	out := env[:0:0]
-	for _, kv := range env {
-		// Variables that would redirect or reshape git's work.
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
-			"GIT_PAGER", "PAGER", "LC_ALL", "LANG", "LANGUAGE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_CONFIG_NOSYSTEM=1")
+// droppedEnv are variables that would redirect or reshape git's work, add
+// configuration, or name a command for git to run.
+var droppedEnv = map[string]bool{
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_NAMESPACE": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_DIFF_OPTS": true, "GIT_PAGER": true, "PAGER": true,
+	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
+	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true, "GIT_PROXY_COMMAND": true,
+	"GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_ALLOW_PROTOCOL": true,
+	"LC_ALL": true, "LANG": true, "LANGUAGE": true,
+	// Configuration from the environment: GIT_CONFIG_PARAMETERS and
+	// GIT_CONFIG_COUNT (with its KEY_n/VALUE_n, see keepEnv) would add
+	// keys; GIT_CONFIG is the only file `git config` reads, which would
+	// hide the configured drivers from driverOverrides.
+	"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_CONFIG": true, "GIT_CONFIG_SYSTEM": true,
+	// GIT_CONFIG_GLOBAL stays: it is the operator's global config.
 }
 
-func (r *Runner) command(ctx context.Context, args ...string) *exec.Cmd {
-	git := r.Git
-	if git == "" {
-		git = "git"
+func keepEnv(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	return !droppedEnv[k] && !strings.HasPrefix(k, "GIT_CONFIG_KEY_") && !strings.HasPrefix(k, "GIT_CONFIG_VALUE_")
+}
+
+// baseEnv is the environment of every git command, without the driver
+// overrides.
+func baseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if keepEnv(kv) {
+			out = append(out, kv)
+		}
 	}
-	cmd := exec.CommandContext(ctx, git, append(append([]string(nil), baseArgs...), args...)...)
+	return append(out, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1",
+		// No transport is allowed: "_" cannot be a URL scheme or remote
+		// helper name, and a list, unlike protocol.allow, overrides every
+		// protocol.<name>.allow.
+		"GIT_ALLOW_PROTOCOL=_",
+		// Missing objects are never fetched at all (git 2.45.1, and the
+		// 2.39.4+ security releases; older versions ignore it and rely on
+		// GIT_ALLOW_PROTOCOL).
+		"GIT_NO_LAZY_FETCH=1")
+}
+
+// driverKeys are the keys of a filter or diff driver that name a command,
+// with the value that disables each. An empty clean, smudge or process
+// command means "no filter" to git (convert.c skips empty commands), and
+// required=false keeps git from failing on the file; an empty textconv or
+// command is never run (--no-textconv, --no-ext-diff) and would only make
+// git fail if it were.
+var driverKeys = map[string][][2]string{
+	"filter": {{"clean", ""}, {"smudge", ""}, {"process", ""}, {"required", "false"}},
+	"diff":   {{"textconv", ""}, {"command", ""}},
+}
+
+// maxDrivers bounds the drivers a configuration may define before diffpal
+// refuses to run git (the overrides travel in the environment).
+const maxDrivers = 512
+
+// driverOverrides returns GIT_CONFIG_COUNT/KEY_n/VALUE_n entries that
+// neutralize every filter and diff driver defined in any configuration
+// scope git reads here (includes followed). Driver names are arbitrary
+// (they may contain '=' and '.', so -c name=value cannot carry them; the
+// KEY/VALUE pairs can). `git config` itself runs nothing. The result is
+// cached for the Runner's Dir and Git.
+func (r *Runner) driverOverrides(ctx context.Context) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.drivers; d != nil && d.dir == r.Dir && d.git == r.gitPath() {
+		return d.env, nil
+	}
+	out, err := r.run(ctx, baseEnv(), "config", "--null", "--name-only", "--get-regexp", `^(filter|diff)\.`)
+	var ee *exec.ExitError
+	var ge *Error
+	if errors.As(err, &ge) && errors.As(err, &ee) && ee.ExitCode() == 1 && strings.TrimSpace(ge.Stderr) == "" {
+		out, err = nil, nil // no key matches
+	}
+	if err != nil {
+		return nil, err
+	}
+	type driver struct{ section, name string }
+	seen := map[driver]bool{}
+	var env []string
+	n := 0
+	for _, key := range strings.Split(string(out), "\x00") {
+		section, rest, ok := strings.Cut(key, ".")
+		dot := strings.LastIndex(rest, ".")
+		if !ok || dot < 0 || driverKeys[section] == nil {
+			continue // no subsection: diff.external and the like
+		}
+		d := driver{section, rest[:dot]}
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if len(seen) > maxDrivers {
+			return nil, fmt.Errorf("git config: more than %d filter and diff drivers are configured; refusing to run git with them", maxDrivers)
+		}
+		for _, kv := range driverKeys[section] {
+			env = append(env,
+				fmt.Sprintf("GIT_CONFIG_KEY_%d=%s.%s.%s", n, d.section, d.name, kv[0]),
+				fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, kv[1]))
+			n++
+		}
+	}
+	if n > 0 {
+		env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
+	}
+	r.drivers = &driverEnv{dir: r.Dir, git: r.gitPath(), env: env}
+	return env, nil
+}
+
+// env is the environment of a git command: baseEnv and the driver
+// overrides.
+func (r *Runner) env(ctx context.Context) ([]string, error) {
+	over, err := r.driverOverrides(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(baseEnv(), over...), nil
+}
+
+func (r *Runner) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, r.gitPath(), append(append([]string(nil), baseArgs...), args...)...)
 	cmd.Dir = r.Dir
-	cmd.Env = r.env()
+	cmd.Env = env
 	return cmd
 }
 
 // Run runs git and returns its stdout.
 func (r *Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := r.command(ctx, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	env, err := r.env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx, env, args...)
+}
+
+func (r *Runner) run(ctx context.Context, env []string, args ...string) ([]byte, error) {
+	cmd := r.command(ctx, env, args...)
+	var stdout bytes.Buffer
+	stderr := &capped{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("git is not installed or not on PATH: %w", err)
-		}
-		return nil, &Error{Args: args, Stderr: stderr.String(), Err: err}
+		return nil, r.failure(ctx, args, stderr.String(), err)
 	}
 	return stdout.Bytes(), nil
 }
+
+// failure turns a failed command into the error to report.
+func (r *Runner) failure(ctx context.Context, args []string, stderr string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("git is not installed or not on PATH: %w", err)
+	}
+	ge := &Error{Args: args, Stderr: stderr, Err: err}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "chdir" {
+		return r.notRepository(pe)
+	}
+	if strings.Contains(stderr, "not a git repository") {
+		return r.notRepository(ge)
+	}
+	return ge
+}
+
+// capped keeps the first max bytes written to it.
+type capped struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string { return c.buf.String() }
 
 func (r *Runner) line(ctx context.Context, args ...string) (string, error) {
 	out, err := r.Run(ctx, args...)
 	return strings.TrimSpace(string(out)), err
 }
 
-// TopLevel returns the work tree root, or an error saying this is not a
-// git repository.
+// TopLevel returns the work tree root, or a *NotRepositoryError
+// (errors.Is(err, ErrNotRepository)) when Dir is not inside a git
+// repository.
 func (r *Runner) TopLevel(ctx context.Context) (string, error) {
-	top, err := r.line(ctx, "rev-parse", "--show-toplevel")
-	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
-			return "", fmt.Errorf("%s is not inside a git repository (run diffpal in a repository, or pass --repo-dir)", r.Dir)
-		}
-		return "", err
-	}
-	return top, nil
+	return r.line(ctx, "rev-parse", "--show-toplevel")
 }
 
 // ResolveCommit turns any revision into a full commit id.
@@ -200,7 +499,10 @@ func (r *Runner) CurrentBranch(ctx context.Context) string {
 var DiffArgs = []string{
 	"--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "--find-renames",
 	"--src-prefix=a/", "--dst-prefix=b/", "--submodule=short", "--unified=3", "--no-relative",
-	"--diff-algorithm=myers", "--ignore-submodules=none",
+	"--diff-algorithm=myers",
+	// Submodule commits are compared, their work trees never looked into
+	// (see baseArgs): diffpal skips submodules anyway.
+	"--ignore-submodules=dirty",
 	"-O/dev/null", // overrides a configured diff.orderFile (we sort by path anyway)
 }
 
@@ -252,16 +554,27 @@ func (r *Runner) Subjects(ctx context.Context, base, head string) ([]string, err
 }
 
 // BlobReader reads many blobs through one `git cat-file --batch`, which is
-// what makes reading thousands of changed files cheap.
+// what makes reading thousands of changed files cheap. Without --filters
+// or --textconv, cat-file prints objects as stored: no driver runs.
 type BlobReader struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	r      *Runner
+	ctx    context.Context
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *capped
 }
 
 // Blobs starts a batch reader. Close it when done.
 func (r *Runner) Blobs(ctx context.Context) (*BlobReader, error) {
-	cmd := r.command(ctx, "cat-file", "--batch")
+	env, err := r.env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"cat-file", "--batch"}
+	cmd := r.command(ctx, env, args...)
+	stderr := &capped{max: maxStderr}
+	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -271,9 +584,9 @@ func (r *Runner) Blobs(ctx context.Context) (*BlobReader, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, r.failure(ctx, args, "", err)
 	}
-	return &BlobReader{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+	return &BlobReader{r: r, ctx: ctx, cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: stderr}, nil
 }
 
 // Read returns the content of an object (a blob id, or "rev:path").
@@ -311,7 +624,10 @@ func (b *BlobReader) Read(object string) (data []byte, ok bool, err error) {
 // Close stops the batch process.
 func (b *BlobReader) Close() error {
 	b.in.Close()
-	return b.cmd.Wait()
+	if err := b.cmd.Wait(); err != nil {
+		return b.r.failure(b.ctx, []string{"cat-file", "--batch"}, b.stderr.String(), err)
+	}
+	return nil
 }
 
 // ReadMany reads objects in one pipelined batch: every name is written
@@ -368,7 +684,7 @@ func (b *BlobReader) ReadMany(objects []string) ([][]byte, error) {
 // --raw` (no content diffing, so it is quick): regular files that exist on
 // the head side, submodules excluded.
 func (r *Runner) ChangedBlobs(ctx context.Context, base, head string) ([]string, error) {
-	out, err := r.Run(ctx, "diff", "--raw", "-z", "--no-abbrev", "--find-renames", "--no-ext-diff", "--no-relative", "--end-of-options", base, head, "--")
+	out, err := r.Run(ctx, "diff", "--raw", "-z", "--no-abbrev", "--find-renames", "--no-ext-diff", "--no-textconv", "--no-relative", "--end-of-options", base, head, "--")
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,12 @@ package git_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/git"
@@ -217,8 +221,100 @@ func keys(m map[string]*diff.File) []string {
 }
 
 func TestNotARepository(t *testing.T) {
-	r := &git.Runner{Dir: t.TempDir()}
-	if _, err := r.TopLevel(context.Background()); err == nil || !strings.Contains(err.Error(), "not inside a git repository") {
-		t.Errorf("got %v", err)
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := &git.Runner{Dir: dir}
+	_, err := r.TopLevel(ctx)
+	var nr *git.NotRepositoryError
+	if !errors.Is(err, git.ErrNotRepository) || !errors.As(err, &nr) || nr.Dir != dir {
+		t.Fatalf("want a *NotRepositoryError for %s, got %T %v", dir, err, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "not inside a git repository") || !strings.Contains(msg, "-C/--dir") || strings.Contains(msg, "--repo-dir") {
+		t.Errorf("message: %s", msg)
+	}
+	// Any command, not only TopLevel, says so.
+	if _, err := r.UntrackedFiles(ctx); !errors.Is(err, git.ErrNotRepository) {
+		t.Errorf("ls-files outside a repository: %v", err)
+	}
+	// A directory that does not exist is the same mistake.
+	missing := filepath.Join(dir, "nope")
+	_, err = (&git.Runner{Dir: missing}).TopLevel(ctx)
+	if !errors.Is(err, git.ErrNotRepository) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "-C/--dir") {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// TestErrorMessage: a failed git command names its subcommand and one
+// clipped, printable line of stderr, never diffpal's -c flags.
+func TestErrorMessage(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.txt", "a\n")
+	repo.Commit("a")
+	r := &git.Runner{Dir: repo.Dir}
+	_, err := r.Diff(ctx, strings.Repeat("f", 40), "HEAD")
+	var ge *git.Error
+	if !errors.As(err, &ge) || ge.Subcommand() != "diff" {
+		t.Fatalf("want a *git.Error from diff, got %T %v", err, err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "git diff: fatal: ") || strings.Contains(msg, "-c") || strings.Contains(msg, "--no-ext-diff") || strings.Contains(msg, "\n") {
+		t.Errorf("message: %q", msg)
+	}
+
+	long := &git.Error{Args: []string{"log", "--format=%s"}, Stderr: "warning: first\nfatal: " + strings.Repeat("\x1b[31mé", 200) + "\nhint: more\n"}
+	msg = long.Error()
+	if !strings.HasPrefix(msg, "git log: fatal: ") || len(msg) > len("git log: ")+300 || strings.ContainsAny(msg, "\x1b\n") || !utf8.ValidString(msg) {
+		t.Errorf("long stderr: %d bytes: %q", len(msg), msg)
+	}
+	if msg := (&git.Error{Args: []string{"merge-base"}, Err: errors.New("exit status 1")}).Error(); msg != "git merge-base: exit status 1" {
+		t.Errorf("no stderr: %q", msg)
+	}
+}
+
+// TestDriverOverridesCached: the driver names are read with one `git
+// config` call per Runner, not one per command, and read again when the
+// Runner moves to another directory.
+func TestDriverOverridesCached(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.txt", "a\n")
+	repo.Commit("a")
+	log := filepath.Join(t.TempDir(), "calls")
+	wrapper := filepath.Join(t.TempDir(), "git")
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nfor a; do case $a in -*) ;; *=*) ;; *) echo \"$a\" >> '" + log + "'; break;; esac; done\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &git.Runner{Dir: repo.Dir, Git: wrapper}
+	for i := 0; i < 3; i++ {
+		if _, err := r.TopLevel(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Diff(ctx, git.EmptyTree, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	br, err := r.Blobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br.Close()
+	r.Dir = filepath.Join(repo.Dir, ".") + "/"
+	if _, err := r.TopLevel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Fields(string(data))
+	want := []string{"config", "rev-parse", "rev-parse", "rev-parse", "diff", "cat-file", "config", "rev-parse"}
+	if strings.Join(calls, " ") != strings.Join(want, " ") {
+		t.Errorf("git calls %v, want %v", calls, want)
 	}
 }

@@ -22,7 +22,10 @@ func (e *engine) fileByPath(p string) *ChangedFile {
 
 // admit anchors a candidate to the change and applies suppressions; it
 // returns nil (with the reason recorded) when the candidate does not make it.
-func (e *engine) admit(c Candidate) *candidate {
+func (e *engine) admit(c Candidate) *candidate { return e.admitWith(c, false) }
+
+// admitWith is admit; noSuppress skips suppression (policy findings).
+func (e *engine) admitWith(c Candidate, noSuppress bool) *candidate {
 	where := fmt.Sprintf("%s:%d %s", c.Path, max(c.StartLine, c.OldLine), c.RuleID)
 	if _, err := findings.ParseSeverity(c.Severity); err != nil || c.Path == "" || c.Category == "" || c.Title == "" {
 		e.drop("malformed candidate (missing path, category, title or a valid severity)", where)
@@ -69,9 +72,11 @@ func (e *engine) admit(c Candidate) *candidate {
 		return nil
 	}
 	k.StartLine, k.EndLine = s, en
-	if sup, ok := e.suppressed(f, k); ok {
-		e.audit.Suppressed = append(e.audit.Suppressed, sup)
-		return nil
+	if !noSuppress {
+		if sup, ok := e.suppressed(f, k); ok {
+			e.audit.Suppressed = append(e.audit.Suppressed, sup)
+			return nil
+		}
 	}
 	// The packet's items are addressed by new-side lines; an old-side
 	// finding cites the hunk that removed its line.

@@ -10,12 +10,18 @@ import (
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // The findings bundle: stable ids, baseline, and the bundle itself.
 
 func (e *engine) buildBundle(groups []*group) error {
 	ch := e.ch
+	// Every free-text field of the bundle goes through the secret
+	// detector, the one that redacted the evidence (it knows the change's
+	// secrets), before ids are computed from them: a provider's snippet,
+	// a model's title or a commit subject may carry a secret.
+	red := ch.Packet.Redactor().Redact
 	b := &findings.Bundle{
 		Version: findings.CurrentVersion, ReviewID: cmp.Or(e.o.ReviewID, "local"),
 		BaseSHA: ch.Range.DiffBase, HeadSHA: ch.Range.Head, Repo: ch.Repository,
@@ -30,7 +36,7 @@ func (e *engine) buildBundle(groups []*group) error {
 		if i == 8 {
 			break
 		}
-		b.ChangeSummary = append(b.ChangeSummary, s)
+		b.ChangeSummary = append(b.ChangeSummary, red(s))
 	}
 	for _, f := range ch.Files {
 		b.Files = append(b.Files, findings.File{Path: f.Path(), Status: f.Diff.Status})
@@ -57,12 +63,12 @@ func (e *engine) buildBundle(groups []*group) error {
 			StableID: g.stableID, RuleID: c.RuleID, Category: c.Category, Severity: findings.Severity(c.Severity), Confidence: round2(g.confidence),
 			Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine,
 			ChangedSpan: &findings.Span{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine},
-			Title:       fieldText(c.Title, 256), Message: nonEmpty(c.Message, c.Title),
-			Evidence: &findings.Evidence{Anchor: nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title)),
-				ReasoningBasis: "rule " + nonEmpty(c.RuleID, "(provider)") + " (" + c.RuleProfile + "): " + nonEmpty(c.Snippet, c.Title),
+			Title:       fieldText(red(c.Title), 256), Message: red(nonEmpty(c.Message, c.Title)),
+			Evidence: &findings.Evidence{Anchor: red(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title))),
+				ReasoningBasis: red("rule " + nonEmpty(c.RuleID, "(provider)") + " (" + c.RuleProfile + "): " + nonEmpty(c.Snippet, c.Title)),
 				Source:         nonEmpty(c.Source, "changed_line")},
-			Impact:     &findings.Impact{Summary: nonEmpty(c.Impact, c.Title), Scope: nonEmpty(c.Scope, c.Path)},
-			Suggestion: c.Suggestion, Provider: e.o.Provider.Name(),
+			Impact:     &findings.Impact{Summary: red(nonEmpty(c.Impact, c.Title)), Scope: red(nonEmpty(c.Scope, c.Path))},
+			Suggestion: red(c.Suggestion), Provider: e.o.Provider.Name(),
 		}
 		if c.side == "LEFT" {
 			f.ChangedSpan.Side = "LEFT"
@@ -84,6 +90,20 @@ func (e *engine) buildBundle(groups []*group) error {
 	e.bundle = b
 	e.audit.Findings = len(b.Findings)
 	return nil
+}
+
+// redactResult runs the secret detector over everything a finished review
+// writes besides the bundle (built redacted): the session, with every
+// profile report, candidate and final report (qa-session.json), and the
+// audit — notes, drop samples, suppression reasons, deep-pass rationale,
+// policy details (qa-session.json, summary.md, review --json).
+func redactResult(r *Result) {
+	red := &secrets.Redactor{}
+	if r.Change != nil {
+		red = r.Change.Packet.Redactor()
+	}
+	red.RedactAll(&r.Session)
+	red.RedactAll(&r.Audit)
 }
 
 // identify gives every group its stable id (over the anchored snippet,

@@ -15,6 +15,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
@@ -33,6 +34,9 @@ type ChangeOptions struct {
 	// NoPacket leaves Packet nil; the caller builds it (BuildPacket), for
 	// example concurrently with other work.
 	NoPacket bool
+	// Resolved, when set, is the range already resolved from Range (the
+	// CLI resolves it first to read the review policy from its base).
+	Resolved *git.Range
 }
 
 // ChangedFile is one file in scope.
@@ -70,8 +74,10 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	// commands that take them run there; everything else runs at the root.
 	here := &git.Runner{Dir: o.Dir}
 	r.Dir = root
-	rg, err := r.ResolveRange(ctx, o.Range)
-	if err != nil {
+	var rg git.Range
+	if o.Resolved != nil {
+		rg = *o.Resolved
+	} else if rg, err = r.ResolveRange(ctx, o.Range); err != nil {
 		return nil, inputErr(err)
 	}
 	c := &Change{Root: root, Range: rg}
@@ -118,6 +124,11 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		if pre != nil {
 			<-pre
 		}
+		// A pathspec outside the repository is the caller's mistake.
+		var ge *git.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "outside repository") {
+			return nil, inputErr(err)
+		}
 		return nil, err
 	}
 	files, err := diff.Parse(c.RawDiff)
@@ -137,11 +148,8 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
 	}
 
-	if o.Scope.Ignore == nil {
-		if data, err := os.ReadFile(filepath.Join(root, ".diffpalignore")); err == nil {
-			o.Scope.Ignore = scope.ParseIgnore(data)
-		}
-	}
+	// The ignore file is part of the review policy: the caller reads it
+	// from the trusted side (package policy) and sets o.Scope.Ignore.
 	var blobData map[string][]byte
 	if pre != nil {
 		p := <-pre
@@ -248,12 +256,19 @@ func readWorktree(root, path string) ([]byte, string, error) {
 		return nil, "", err
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
+		// The link itself, as git stores it; never its target.
 		target, err := os.Readlink(full)
 		return []byte(target), "120000", err
 	}
-	data, err := os.ReadFile(full)
+	// Regular files only, opened without following a swapped-in link or
+	// blocking on a FIFO (the work tree belongs to the change's author).
+	data, err := repofs.ReadRegular(full, maxWorktreeRead)
 	return data, "100644", err
 }
+
+// maxWorktreeRead bounds one work-tree file read; scope skips anything
+// over --max-file-bytes anyway.
+const maxWorktreeRead = 1 << 30
 
 // splitLines splits content into lines without their terminators.
 func splitLines(data []byte) []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/git/gittest"
 	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
 func TestLoadChangeScopeAndSkips(t *testing.T) {
@@ -25,7 +26,8 @@ func TestLoadChangeScopeAndSkips(t *testing.T) {
 	repo.Write("dir with space/ü.py", "print(1)\n")
 	repo.Commit("change")
 
-	ch, err := LoadChange(context.Background(), ChangeOptions{Dir: repo.Dir})
+	// The ignore file is policy: the caller reads it (package policy).
+	ch, err := LoadChange(context.Background(), ChangeOptions{Dir: repo.Dir, Scope: scope.Options{Ignore: scope.ParseIgnore([]byte("docs/\n"))}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,11 @@ type Options struct {
 	Now func() time.Time
 	// Progress, when set, hears about each step.
 	Progress func(step string)
+	// ReviewPolicy, when set, is where the config, ignore file and rule
+	// packs came from and the edits the change makes to them (package
+	// policy); each edit, and each diffpal:ignore the change adds, becomes
+	// a policy.self-edit finding.
+	ReviewPolicy *Policy
 }
 
 // Result is a finished review.
@@ -189,7 +194,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	e.audit.Seconds = now().Sub(started).Seconds()
-	return &Result{Change: ch, Bundle: e.bundle, Session: e.session, Audit: e.audit}, nil
+	res := &Result{Change: ch, Bundle: e.bundle, Session: e.session, Audit: e.audit}
+	redactResult(res)
+	return res, nil
 }
 
 type engine struct {
@@ -329,6 +336,18 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 			if k := e.admit(c); k != nil {
 				k.profile = p
 				perProfile[p] = append(perProfile[p], k)
+			}
+		}
+	}
+	if e.o.ReviewPolicy != nil {
+		rec := *e.o.ReviewPolicy
+		rec.Changes = e.policyChanges()
+		e.audit.Policy = &rec
+		owner, cands := e.policyCandidates(rec.Changes, profiles)
+		for _, c := range cands {
+			if k := e.admitWith(c, true); k != nil {
+				k.profile = owner
+				perProfile[owner] = append(perProfile[owner], k)
 			}
 		}
 	}

@@ -95,8 +95,11 @@ type Builtin struct {
 }
 
 // NewBuiltin loads the embedded packs plus any user packs.
-func NewBuiltin(extraPacks ...[]byte) (*Builtin, error) {
-	set, err := rules.Load(extraPacks...)
+func NewBuiltin(extraPacks ...[]byte) (*Builtin, error) { return NewBuiltinNamed(nil, extraPacks) }
+
+// NewBuiltinNamed is NewBuiltin with names for the user packs' errors.
+func NewBuiltinNamed(names []string, extraPacks [][]byte) (*Builtin, error) {
+	set, err := rules.LoadNamed(names, extraPacks)
 	if err != nil {
 		return nil, err
 	}

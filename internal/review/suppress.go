@@ -44,9 +44,12 @@ type Suppressed struct {
 	Reason   string `json:"reason"`
 }
 
-// inlineIgnore matches `diffpal:ignore TARGET[,TARGET...] [-- REASON]` in
-// any comment syntax.
-var inlineIgnore = regexp.MustCompile(`diffpal:ignore(?:\s+([A-Za-z0-9_.,*/][A-Za-z0-9_.,*/-]*))?(?:\s+--\s*(.*))?`)
+// inlineIgnore matches `diffpal:ignore TARGET[,TARGET...] [-- REASON]`
+// right after a comment marker of any common syntax (//, #, /*, *, --,
+// ;, <!--, %), so that prose or a string literal that merely mentions
+// the directive ("each diffpal:ignore the change adds") suppresses
+// nothing. The directive ends at the end of the comment (*/ or -->).
+var inlineIgnore = regexp.MustCompile(`(?:^|^\s*\*|//|/\*|#|--|;|<!--|%)\s*diffpal:ignore(?:\s+([A-Za-z0-9_.,*/][A-Za-z0-9_.,*/-]*))?(?:\s+--\s*(.*?))?\s*(?:\*/|-->)?\s*$`)
 
 func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
 	s := Suppressed{RuleID: c.RuleID, Category: c.Category, Path: c.Path, Line: c.StartLine}

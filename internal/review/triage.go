@@ -65,6 +65,9 @@ func triage(ch *Change, rec []qa.Profile, forceBundle, forceProfile string) tria
 	for i, p := range rec {
 		names[i] = string(p)
 	}
+	if len(names) == 0 {
+		return triageChoice{bundle: string(b), why: fmt.Sprintf("bundle %s (the changed files call for no specialist profile)", b)}
+	}
 	return triageChoice{bundle: string(b), why: fmt.Sprintf("bundle %s from recommended profiles [%s]", b, strings.Join(names, ", "))}
 }
 

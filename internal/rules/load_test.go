@@ -107,7 +107,7 @@ func TestLoadDuplicateID(t *testing.T) {
 
 func TestLoadInvalidYAML(t *testing.T) {
 	_, err := Load([]byte("rules: [\n"))
-	if err == nil || !strings.Contains(err.Error(), "invalid YAML") {
+	if err == nil || !strings.Contains(err.Error(), "user pack #1:1:") || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = LoadPacks([]string{"mine.yaml"}, [][]byte{[]byte("pack: x\n")})

@@ -3,11 +3,11 @@ package rules
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // fileCtx caches per-file derived data (masked text) for one MatchFile call.
@@ -728,44 +728,18 @@ func ShannonEntropy(s string) float64 {
 	return h
 }
 
-func redactValue(v string) string {
-	r := []rune(v)
-	if len(r) <= 4 {
-		return "****"
-	}
-	return string(r[:4]) + "****"
-}
+// redactValue masks a matched secret, keeping only a public format
+// prefix (AKIA, ghp_) when it has one.
+func redactValue(v string) string { return secrets.PublicPrefix(v) + "****" }
 
-var redactPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),
-	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20}`),
-	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
-	regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`),
-}
+// redactor is the one secret detector (internal/secrets), masking with
+// "****" after a format's public prefix so built-in findings stay
+// readable (key = "AKIA****").
+var redactor = &secrets.Redactor{Mask: "****"}
 
-var redactAssign = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|api_?key|apikey|private_?key|access_?key|credentials?)\w*["']?\s*(?::=|=|:)\s*["'])([^"'\s]{4,})(["'])`)
-
-// Redact masks known secret formats and secret-looking assignments in s,
-// keeping the first four characters of each secret.
-func Redact(s string) string {
-	for _, re := range redactPatterns {
-		s = re.ReplaceAllStringFunc(s, redactValue)
-	}
-	s = redactAssign.ReplaceAllStringFunc(s, func(m string) string {
-		sm := redactAssign.FindStringSubmatch(m)
-		if strings.HasSuffix(sm[2], "****") {
-			return m
-		}
-		return sm[1] + redactValue(sm[2]) + sm[3]
-	})
-	return s
-}
+// Redact masks every secret in s (internal/secrets), keeping at most a
+// format's public prefix.
+func Redact(s string) string { return redactor.Redact(s) }
 
 // String renders a hit in a compact, human-readable form.
 func (h Hit) String() string {

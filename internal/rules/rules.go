@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 	"github.com/goccy/go-yaml"
 )
 
@@ -250,24 +251,34 @@ func Builtin() (*Set, error) {
 
 // Load compiles the embedded packs plus the given user packs (YAML). Errors
 // name the pack, the rule id and the field.
-func Load(packs ...[]byte) (*Set, error) {
+func Load(packs ...[]byte) (*Set, error) { return LoadNamed(nil, packs) }
+
+// LoadNamed is Load with names for the user packs (names[i] labels
+// packs[i] in errors; missing names are "user pack #N"). User packs may
+// come from the change under review, so they are decoded within
+// yamlsafe.RulePack's bounds and their errors quote at most one line.
+func LoadNamed(names []string, packs [][]byte) (*Set, error) {
 	bp, err := BuiltinPacks()
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(bp))
+	builtin := make([]string, 0, len(bp))
 	for n := range bp {
-		names = append(names, n)
+		builtin = append(builtin, n)
 	}
-	sort.Strings(names)
+	sort.Strings(builtin)
 	s := &Set{byID: map[string]*Rule{}}
-	for _, n := range names {
+	for _, n := range builtin {
 		if err := s.add("builtin:"+n, bp[n]); err != nil {
 			return nil, err
 		}
 	}
 	for i, p := range packs {
-		if err := s.add(fmt.Sprintf("user pack #%d", i+1), p); err != nil {
+		label := fmt.Sprintf("user pack #%d", i+1)
+		if i < len(names) && names[i] != "" {
+			label = names[i]
+		}
+		if err := s.addUser(label, p); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +296,7 @@ func LoadPacks(names []string, data [][]byte) (*Set, error) {
 		if i < len(names) && names[i] != "" {
 			label = names[i]
 		}
-		if err := s.add(label, d); err != nil {
+		if err := s.addUser(label, d); err != nil {
 			return nil, err
 		}
 	}
@@ -316,11 +327,24 @@ func (s *Set) Rule(id string) (Rule, bool) {
 // Profiles returns the profiles that have rules, in the canonical order.
 func (s *Set) Profiles() []string { return append([]string(nil), s.profiles...) }
 
+// addUser adds a pack that is not embedded: bounded decoding first.
+func (s *Set) addUser(label string, data []byte) error {
+	var p pack
+	if err := yamlsafe.Decode(label, data, &p, yamlsafe.RulePack, nil); err != nil {
+		return fmt.Errorf("rules: pack %w", err)
+	}
+	return s.addPack(label, p)
+}
+
 func (s *Set) add(label string, data []byte) error {
 	var p pack
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		return fmt.Errorf("rules: pack %s: invalid YAML: %v", label, err)
 	}
+	return s.addPack(label, p)
+}
+
+func (s *Set) addPack(label string, p pack) error {
 	name := label
 	if p.Pack != "" {
 		name = fmt.Sprintf("%s (%s)", p.Pack, label)

@@ -1,6 +1,9 @@
 package scope
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIgnoreSemantics(t *testing.T) {
 	ig := ParseIgnore([]byte(`# comment
@@ -89,5 +92,102 @@ func TestDecide(t *testing.T) {
 	}
 	if _, ok := (Options{NoDefaultSkips: true}).Decide(Candidate{Path: "go.sum"}); !ok {
 		t.Error("NoDefaultSkips ignored")
+	}
+}
+
+func TestParentExcludedCannotBeReincluded(t *testing.T) {
+	ig := ParseIgnore([]byte("build/\n!build/keep.txt\n"))
+	if ok, line := ig.Match("build/keep.txt"); !ok || line != 1 {
+		t.Errorf("build/keep.txt: ignored=%v line=%d, want ignored by line 1 (its directory)", ok, line)
+	}
+	ig = ParseIgnore([]byte("build/*\n!build/keep.txt\n"))
+	if ok, line := ig.Match("build/keep.txt"); ok || line != 2 {
+		t.Errorf("build/* then !build/keep.txt: ignored=%v line=%d, want kept by line 2", ok, line)
+	}
+}
+
+func TestParseIgnoreCheckedReportsMalformed(t *testing.T) {
+	ig, problems := ParseIgnoreChecked([]byte("ok/\nbad[\n*.tmp\nsrc/\\\n[[:nope:]]\n[a-\n"))
+	want := []string{`line 2: pattern "bad["`, `line 4: pattern "src/\\"`, `line 5: pattern "[[:nope:]]"`, `line 6: pattern "[a-"`}
+	if len(problems) != len(want) {
+		t.Fatalf("problems = %v, want %d", problems, len(want))
+	}
+	for i, p := range problems {
+		if !strings.HasPrefix(p.Error(), want[i]) || !strings.Contains(p.Error(), "malformed") {
+			t.Errorf("problem %d = %q, want %s…malformed", i, p, want[i])
+		}
+	}
+	// The valid patterns still work, with their own line numbers.
+	if ok, line := ig.Match("a/b.tmp"); !ok || line != 3 {
+		t.Errorf("a/b.tmp: %v %d", ok, line)
+	}
+	if ok, _ := ig.Match("bad["); ok {
+		t.Error("a malformed pattern matched")
+	}
+	// Escaped specials, ranges, "]" first and the POSIX classes are fine.
+	if _, problems := ParseIgnoreChecked([]byte("\\[x\n[]a]\n[!a-z]\n[[:alpha:][:digit:]_]\nfoo\\ \n# [\n")); len(problems) != 0 {
+		t.Errorf("valid patterns reported: %v", problems)
+	}
+}
+
+func TestValidGlob(t *testing.T) {
+	for _, g := range []string{"src/**", "*.go", "**/testdata/", "a/[bc]/*.txt", `\#literal`} {
+		if err := ValidGlob(g); err != nil {
+			t.Errorf("ValidGlob(%q) = %v", g, err)
+		}
+	}
+	for g, want := range map[string]string{"": "empty", "  ": "empty", "[": "malformed", `src/\`: "malformed",
+		"a[": "malformed", "#comment": "matches nothing", "!": "matches nothing", "/": "matches nothing"} {
+		if err := ValidGlob(g); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidGlob(%q) = %v, want an error saying %q", g, err, want)
+		}
+	}
+}
+
+func TestGlob(t *testing.T) {
+	cases := []struct {
+		glob, file string
+		want       bool
+	}{
+		{"src/**", "src/a/b.go", true},
+		{"src/**", "src/a.go", true},
+		{"src/**", "lib/src/a.go", false},
+		{"**/*.snap", "ui/__snapshots__/a.snap", true},
+		{"*.snap", "ui/__snapshots__/a.snap", true},
+		{"docs/", "docs/guide/a.md", true},
+		{"docs/", "docs", false},
+		{"/main.go", "main.go", true},
+		{"/main.go", "cmd/main.go", false},
+		{"cmd/*/main.go", "cmd/x/main.go", true},
+		{"cmd/*/main.go", "cmd/x/y/main.go", false},
+		{"*.[ch]", "lib/x.h", true},
+		{"?.go", "ab.go", false},
+		{"internal", "internal/scope/scope.go", true},
+	}
+	for _, tc := range cases {
+		if got := Glob(tc.glob, tc.file); got != tc.want {
+			t.Errorf("Glob(%q, %q) = %v, want %v", tc.glob, tc.file, got, tc.want)
+		}
+	}
+}
+
+// TestMatchNoBacktracking: patterns with many stars against long names
+// are matched in linear time (a backtracking matcher would not finish).
+func TestMatchNoBacktracking(t *testing.T) {
+	flat := strings.Repeat("a", 5000)
+	deep := strings.Repeat("a/", 2000) + "c"
+	cases := []struct {
+		glob, name string
+		want       bool
+	}{
+		{strings.Repeat("*a", 40) + "b", flat, false},
+		{strings.Repeat("*a", 40) + "b", flat + "b", true},
+		{strings.Repeat("**/a/", 40) + "b", deep, false},
+		{strings.Repeat("**/a/", 40) + "c", deep, true},
+	}
+	for _, tc := range cases {
+		if got, _ := ParseIgnore([]byte(tc.glob)).Match(tc.name); got != tc.want {
+			t.Errorf("%.20q… on a %d-byte name = %v, want %v", tc.glob, len(tc.name), got, tc.want)
+		}
 	}
 }

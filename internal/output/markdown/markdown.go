@@ -9,9 +9,13 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/clip"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
 
-// Info is what the summary says besides the bundle's findings.
+// Info is what the summary says besides the bundle's findings. Every
+// string in it may come from the reviewed repository (its directory name,
+// branch names, paths, commit subjects) and is escaped when written.
 type Info struct {
 	Repository string
 	Range      string // "abc123..def456"
@@ -27,6 +31,15 @@ type Info struct {
 	Baseline   *Baseline
 	Deep       string
 	Notes      []string
+	// PolicySource is where the review's policy (config, .diffpalignore,
+	// rule packs) was read from: base, head or worktree; empty when not
+	// recorded.
+	PolicySource string
+	// PolicyWhy says how PolicySource was chosen ("CI is set").
+	PolicyWhy string
+	// PolicyChanges are the edits the change makes to its own review
+	// policy: What is the path (and line), Reason the kind and detail.
+	PolicyChanges []Note
 }
 
 // Note is one line item with a count or a reason.
@@ -42,7 +55,17 @@ type Baseline struct{ New, Unchanged, Fixed int }
 // MaxFindings caps the findings table; the rest are counted.
 const MaxFindings = 200
 
-// Write renders the summary.
+// MaxCommits caps the commit subjects listed.
+const MaxCommits = 20
+
+// maxAnchor caps a finding's evidence anchor (the flagged code) in the
+// details; the whole anchor is in findings.json.
+const maxAnchor = 160
+
+// Write renders the summary. Everything from the bundle and from in is
+// escaped: paths, anchors and the repository name as code spans, other
+// text as inline text, so that no name or message can add a heading, a
+// link, an image, HTML or a line of its own (package textsafe).
 func Write(w io.Writer, b *findings.Bundle, in Info) error {
 	var sb strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
@@ -56,27 +79,38 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 	p("**%s** · %d findings (critical %d, high %d, medium %d, low %d)", status, len(b.Findings),
 		counts[findings.Critical], counts[findings.High], counts[findings.Medium], counts[findings.Low])
 	if b.Gate != nil {
-		p(" · blocks on `%s`", b.Gate.BlockOn)
+		p(" · blocks on %s", textsafe.Code(string(b.Gate.BlockOn)))
 		if b.Gate.MinConfidence != nil {
 			p(" with confidence ≥ %g", *b.Gate.MinConfidence)
 		}
 	}
 	p("\n\n")
 	p("| | |\n|---|---|\n")
-	p("| Repository | `%s` |\n", cell(in.Repository))
-	p("| Range | `%s` (%s) |\n", cell(in.Range), cell(in.Why))
-	p("| Reviewed | %d files, %d added lines |\n", in.Files, in.AddedLines)
-	p("| Provider | %s |\n", cell(in.Provider))
+	p("| Repository | %s |\n", codeCell(in.Repository))
+	p("| Range | %s (%s) |\n", codeCell(in.Range), text(in.Why))
+	p("| Reviewed | %s, %s |\n", plural(in.Files, "file"), plural(in.AddedLines, "added line"))
+	p("| Provider | %s |\n", text(in.Provider))
 	if in.Triage != "" {
-		p("| Triage | %s |\n", cell(in.Triage))
+		p("| Triage | %s |\n", text(in.Triage))
 	}
 	if in.Deep != "" {
-		p("| Deep review | %s |\n", cell(in.Deep))
+		p("| Deep review | %s |\n", text(in.Deep))
 	}
 	if in.Baseline != nil {
 		p("| Baseline | %d new, %d unchanged (not reported), %d fixed |\n", in.Baseline.New, in.Baseline.Unchanged, in.Baseline.Fixed)
 	}
 	p("\n")
+	if len(b.ChangeSummary) > 0 {
+		p("## Commits\n\n")
+		for i, s := range b.ChangeSummary {
+			if i == MaxCommits {
+				p("- …and %d more\n", len(b.ChangeSummary)-MaxCommits)
+				break
+			}
+			p("- %s\n", text(s))
+		}
+		p("\n")
+	}
 	if len(b.Findings) > 0 {
 		p("## Findings\n\n| Severity | Category | Location | Finding | Blocking |\n|---|---|---|---|---|\n")
 		for i, f := range b.Findings {
@@ -84,25 +118,27 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 				p("\n…and %d more in `findings.json`.\n", len(b.Findings)-MaxFindings)
 				break
 			}
-			loc := fmt.Sprintf("`%s:%d`", cell(f.Path), f.StartLine)
-			if f.EndLine > f.StartLine {
-				loc = fmt.Sprintf("`%s:%d-%d`", cell(f.Path), f.StartLine, f.EndLine)
-			}
 			block := ""
 			if f.Blocking {
 				block = "yes"
 			}
-			p("| %s | %s | %s | **%s** — %s | %s |\n", f.Severity, cell(f.Category), loc, cell(f.Title), cell(f.Message), block)
+			p("| %s | %s | %s | **%s** — %s | %s |\n", text(string(f.Severity)), text(f.Category), codeCell(location(&f)),
+				text(f.Title), text(f.Message), block)
 		}
 		p("\n")
-		p("<details><summary>Suggestions</summary>\n\n")
+		p("<details><summary>Evidence and suggestions</summary>\n\n")
 		for i, f := range b.Findings {
 			if i == MaxFindings {
 				break
 			}
-			if f.Suggestion != "" {
-				p("- `%s:%d` %s: %s\n", f.Path, f.StartLine, oneLine(f.Title), oneLine(f.Suggestion))
+			p("- %s %s", textsafe.Code(location(&f)), text(f.Title))
+			if f.Evidence != nil && strings.TrimSpace(f.Evidence.Anchor) != "" {
+				p(" — flagged %s", textsafe.Code(clip.Text(strings.TrimSpace(f.Evidence.Anchor), maxAnchor)))
 			}
+			if f.Suggestion != "" {
+				p(" — suggestion: %s", text(f.Suggestion))
+			}
+			p("\n")
 		}
 		p("\n</details>\n\n")
 	}
@@ -114,31 +150,79 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 		for _, n := range notes {
 			switch {
 			case n.Count > 0 && n.What != "":
-				p("- %d × %s — %s\n", n.Count, oneLine(n.Reason), oneLine(n.What))
+				// What lists samples ("path:line rule"): paths keep their
+				// characters, made visible, rather than being reflowed.
+				p("- %d × %s — %s\n", n.Count, text(n.Reason), textsafe.Inline(n.What))
 			case n.Count > 0:
-				p("- %d × %s\n", n.Count, oneLine(n.Reason))
+				p("- %d × %s\n", n.Count, text(n.Reason))
 			default:
-				p("- `%s` — %s\n", oneLine(n.What), oneLine(n.Reason))
+				p("- %s — %s\n", textsafe.Code(n.What), text(n.Reason))
 			}
 		}
 		p("\n")
+	}
+	if in.PolicySource != "" || len(in.PolicyChanges) > 0 {
+		p("## Review policy\n\n")
+		if in.PolicySource != "" {
+			p("The configuration, `.diffpalignore` and rule packs were read from %s.\n\n", policySource(in.PolicySource, in.PolicyWhy))
+		}
+		if len(in.PolicyChanges) > 0 {
+			p("**The change edits its own review policy** (%d):\n\n", len(in.PolicyChanges))
+			for _, n := range in.PolicyChanges {
+				p("- %s — %s\n", textsafe.Code(n.What), text(n.Reason))
+			}
+			p("\n")
+		}
 	}
 	section("Skipped files", in.Skips)
 	section("Dropped candidates", in.Drops)
 	section("Suppressed", in.Suppressed)
 	section("Suppressions without a reason (not applied)", in.Invalid)
 	for _, n := range in.Notes {
-		p("> %s\n", oneLine(n))
+		p("> %s\n", text(n))
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func location(f *findings.Finding) string {
+	if f.EndLine > f.StartLine {
+		return fmt.Sprintf("%s:%d-%d", f.Path, f.StartLine, f.EndLine)
+	}
+	return fmt.Sprintf("%s:%d", f.Path, f.StartLine)
+}
 
-// cell escapes text for a table cell.
-func cell(s string) string {
-	s = oneLine(s)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "`", "'")
+// policySource names where the policy was read from.
+func policySource(source, why string) string {
+	var s string
+	switch source {
+	case "base":
+		s = "the **base** revision"
+	case "head":
+		s = "the **head** revision (the change under review)"
+	case "worktree":
+		s = "the **work tree**"
+	default:
+		s = text(source)
+	}
+	if why != "" {
+		s += " (" + text(why) + ")"
+	}
+	return s
+}
+
+// text is prose for one line: runs of white space (line breaks included)
+// become one space, then Inline escapes the rest.
+func text(s string) string { return textsafe.Inline(strings.Join(strings.Fields(s), " ")) }
+
+// codeCell is a code span inside a GFM table cell, where a "|" would end
+// the cell even inside the span: GFM takes "\|" as a literal pipe there.
+func codeCell(s string) string { return strings.ReplaceAll(textsafe.Code(s), "|", `\|`) }
+
+// plural spells a count with its noun: "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -45,5 +47,211 @@ func TestGolden(t *testing.T) {
 	}
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("summary differs from %s (go test -update to accept):\n%s", golden, out.Bytes())
+	}
+}
+
+// Hostile names: what a repository can put in a path, a commit subject or
+// a model's answer. None of it may add a line, a heading, a link, an
+// image or HTML to summary.md.
+const (
+	hostileNewline = "a\n# ✅ approved\n<img src=x onerror=alert(1)>.go"
+	hostileLink    = "[x](javascript:alert(1)).go"
+	hostileImage   = "![i](http://e/x.png) `tick` ``two`` |pipe|.go"
+	hostileEscape  = "esc\x1b[2J\x1b]8;;http://evil\x07bidi\u202eog.go"
+	hostileHeading = "# ✅ approved.go"
+	hostilePipe    = `back\|slash.go`
+)
+
+func hostileBundle(t *testing.T) *findings.Bundle {
+	t.Helper()
+	ev := func(anchor string) *findings.Evidence {
+		return &findings.Evidence{Anchor: anchor, ReasoningBasis: "r", Source: "changed_line"}
+	}
+	imp := &findings.Impact{Summary: "s", Scope: "c"}
+	b := &findings.Bundle{ReviewID: "local", HeadSHA: "h",
+		ChangeSummary: []string{
+			"subject # ✅ approved <img src=x onerror=alert(1)> \x1b[31mred",
+			"# ✅ approved",
+			"[x](javascript:alert(1)) ![i](http://e/x.png) `x` | y",
+		},
+		Findings: []findings.Finding{
+			{Category: "security", Severity: "high", Confidence: 0.9, Path: hostileNewline, StartLine: 5, EndLine: 5,
+				Title: "Fine\n# ✅ approved", Message: "<script>alert(1)</script> [click](http://e)",
+				Suggestion: "![i](http://e/x.png)\n\n- [ ] task", Evidence: ev("`a` `` b ```\n<img src=x>"), Impact: imp},
+			{Category: "security|<b>x</b>", Severity: "high", Confidence: 0.9, Path: hostileLink, StartLine: 1, EndLine: 2,
+				Title: "**bold** _em_ ~~s~~", Message: "&lt;img src=x&gt; &#x202E;", Evidence: ev("x"), Impact: imp},
+			{Category: "correctness", Severity: "medium", Confidence: 0.8, Path: hostileImage, StartLine: 3, EndLine: 3,
+				Title: "1. list", Message: "- item", Evidence: ev("y"), Impact: imp},
+			{Category: "correctness", Severity: "low", Confidence: 0.8, Path: hostileEscape, StartLine: 7, EndLine: 7,
+				Title: "t\u202eitle\u2066", Message: "m\x1b[31m", Evidence: ev("\u202ereversed"), Impact: imp},
+			{Category: "style", Severity: "low", Confidence: 0.8, Path: hostileHeading, StartLine: 1, EndLine: 1,
+				Title: "> quote", Message: "=====", Evidence: ev("z"), Impact: imp},
+			{Category: "style", Severity: "low", Confidence: 0.8, Path: hostilePipe, StartLine: 2, EndLine: 2,
+				Title: "a|b", Message: `c\|<img src=x>`, Evidence: ev(`\|`), Impact: imp},
+		}}
+	if err := findings.Normalize(b, findings.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func hostileInfo() Info {
+	return Info{
+		Repository: "repo\x1b[31m\u202etxt.evil", Range: "aaaa..bbbb", Why: "branch against the default branch ma\u202ein\n# x",
+		Provider: "builtin <b>", Triage: "bundle `x` | y", Files: 6, AddedLines: 12, Deep: "ran (\n# ✅ approved)",
+		Skips:        []Note{{What: hostileNewline, Reason: "lock_file: # heading\n<img src=x>"}},
+		Drops:        []Note{{Reason: "outside\n# ✅ approved", Count: 2, What: hostileNewline + ":1 r, " + hostileLink + ":2 r"}},
+		Suppressed:   []Note{{What: hostileImage + ":4 sec.x", Reason: "diffpal:ignore: <img src=x onerror=alert(1)>"}},
+		Invalid:      []Note{{What: hostileEscape + ":4 sec.x", Reason: "[x](javascript:alert(1))"}},
+		Notes:        []string{"note\n# ✅ approved <img src=x onerror=alert(1)>"},
+		PolicySource: "base", PolicyWhy: "CI is set",
+		PolicyChanges: []Note{
+			{What: ".diffpalignore:3", Reason: "ignore_file: adds `*`\n# ✅ approved"},
+			{What: hostileNewline + ":1", Reason: "inline_ignore: diffpal:ignore <img src=x onerror=alert(1)>"},
+		},
+	}
+}
+
+func TestHostileGolden(t *testing.T) {
+	var out bytes.Buffer
+	if err := Write(&out, hostileBundle(t), hostileInfo()); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/hostile.golden.md"
+	if *update {
+		os.WriteFile(golden, out.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -update)", err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("summary differs from %s (go test -update to accept):\n%s", golden, out.Bytes())
+	}
+	assertInert(t, out.String(), 6)
+}
+
+// assertInert checks rendered-Markdown properties of a summary, not just
+// its bytes: every line is one the printer writes (no line of a name's
+// own), headings are only the printer's, nothing outside code spans and
+// backslash escapes can open HTML, a link or an image, each findings row
+// has exactly five cells, and no control or bidi character is left.
+func assertInert(t *testing.T, md string, findingsRows int) {
+	t.Helper()
+	headings := map[string]bool{"# diffpal review": true, "## Findings": true, "## Commits": true, "## Review policy": true,
+		"## Skipped files": true, "## Dropped candidates": true, "## Suppressed": true, "## Suppressions without a reason (not applied)": true}
+	prefixes := []string{"# ", "## ", "**", "| ", "|---", "- ", "> ", "<details><summary>", "</details>", "The configuration", "…and "}
+	tags := strings.NewReplacer("<details><summary>", "", "</summary>", "", "</details>", "")
+	rows := 0
+	for i, line := range strings.Split(md, "\n") {
+		for _, r := range line {
+			if textsafe.Hidden(r) {
+				t.Errorf("line %d: raw U+%04X: %q", i+1, r, line)
+			}
+		}
+		if line == "" {
+			continue
+		}
+		known := false
+		for _, p := range prefixes {
+			known = known || strings.HasPrefix(line, p)
+		}
+		if !known {
+			t.Errorf("line %d is not one the printer writes: %q", i+1, line)
+		}
+		if strings.HasPrefix(line, "#") && !headings[line] {
+			t.Errorf("line %d: heading from the data: %q", i+1, line)
+		}
+		act := tags.Replace(active(line))
+		for _, bad := range []string{"<", "[", "]", "&", "`"} {
+			if strings.Contains(act, bad) {
+				t.Errorf("line %d: unescaped %q outside code spans: %q (active %q)", i+1, bad, line, act)
+			}
+		}
+		if strings.HasPrefix(line, "| ") && (strings.HasPrefix(line, "| high") || strings.HasPrefix(line, "| medium") ||
+			strings.HasPrefix(line, "| low") || strings.HasPrefix(line, "| critical")) {
+			rows++
+			if n := cellPipes(line); n != 6 {
+				t.Errorf("line %d: findings row has %d cell pipes, want 6: %q", i+1, n, line)
+			}
+		}
+	}
+	if rows != findingsRows {
+		t.Errorf("findings rows = %d, want %d", rows, findingsRows)
+	}
+}
+
+// active is what a CommonMark parser would read as markup in one line:
+// the line without backslash-escaped punctuation and without code spans.
+func active(line string) string {
+	var b strings.Builder
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c == '\\' && i+1 < len(line) && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", line[i+1]) >= 0 {
+			i += 2
+			continue
+		}
+		if c == '`' {
+			n := 0
+			for i+n < len(line) && line[i+n] == '`' {
+				n++
+			}
+			if end := closingFence(line, i+n, n); end >= 0 {
+				i = end + n
+				continue
+			}
+			b.WriteString(line[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+// closingFence finds a run of exactly n backticks at or after from.
+func closingFence(s string, from, n int) int {
+	for i := from; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		if j-i == n {
+			return i
+		}
+		i = j
+	}
+	return -1
+}
+
+// cellPipes counts the pipes GFM splits a table row on: those not right
+// after a backslash (code spans do not protect a pipe in a table).
+func cellPipes(line string) int {
+	n := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] == '|' && (i == 0 || line[i-1] != '\\') {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSummaryInertOnOrdinaryInput(t *testing.T) {
+	b := &findings.Bundle{ReviewID: "local", HeadSHA: "h", Findings: []findings.Finding{}}
+	if err := findings.Normalize(b, findings.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, b, Info{Repository: "acme/shop", Range: "a..b", Why: "w", Provider: "builtin"}); err != nil {
+		t.Fatal(err)
+	}
+	assertInert(t, out.String(), 0)
+	if strings.Contains(out.String(), "Review policy") {
+		t.Error("a review without a policy record has a policy section")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
 
 // FingerprintKey is the partialFingerprints key carrying stable_id. It is
@@ -181,10 +182,10 @@ func Convert(b *findings.Bundle, tool Tool) *Log {
 		index[c] = i
 		rules[i] = Rule{
 			ID:                   c,
-			Name:                 ruleName(c),
-			ShortDescription:     Text{Text: "diffpal " + c + " finding"},
+			Name:                 ruleName(textsafe.Visible(c)),
+			ShortDescription:     Text{Text: "diffpal " + PlainText(c) + " finding"},
 			DefaultConfiguration: Configuration{Level: Level(worst[c])},
-			Properties:           RuleProperties{Category: c, SecuritySeverity: SecuritySeverity(worst[c]), Tags: []string{c}},
+			Properties:           RuleProperties{Category: c, SecuritySeverity: SecuritySeverity(worst[c]), Tags: []string{textsafe.Visible(c)}},
 		}
 	}
 	results := make([]Result, 0, len(b.Findings))
@@ -235,26 +236,67 @@ func Encode(w io.Writer, l *Log) error {
 	return enc.Encode(l)
 }
 
-// PathURI turns a repository-relative path into a relative URI reference,
-// percent-encoding each segment so spaces, '#', '?' and non-ASCII names
-// survive.
+// PathURI turns a repository-relative path into a relative URI reference
+// (RFC 3986), percent-encoding each segment: controls and line breaks,
+// spaces, '#', '?', '%', brackets, backslashes and non-ASCII bytes become
+// %XX, and so does every ':', so that no first segment ("javascript:x",
+// "C:x") reads as a scheme and the reference stays relative to its
+// uriBaseId.
 func PathURI(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
 	}
 	return strings.Join(segs, "/")
+}
+
+// PlainText makes s safe as a SARIF plain-text message (message.text,
+// SARIF 2.1.0 §3.11.3): control, bidirectional and other invisible
+// characters are shown as escapes (textsafe.Visible), and square brackets
+// are backslash-escaped (§3.11.6), so a title or message from the reviewed
+// repository cannot form an embedded link such as
+// "[x](javascript:alert(1))" in a viewer that renders them. A run of
+// backslashes right before a bracket is doubled so the escape cannot be
+// cancelled. diffpal writes no message.markdown.
+func PlainText(s string) string {
+	v := textsafe.Visible(s)
+	if !strings.ContainsAny(v, "[]") {
+		return v
+	}
+	var b strings.Builder
+	b.Grow(len(v) + 8)
+	for i := 0; i < len(v); {
+		j := i
+		for j < len(v) && v[j] == '\\' {
+			j++
+		}
+		if j < len(v) && (v[j] == '[' || v[j] == ']') {
+			b.WriteString(strings.Repeat(`\\`, j-i))
+			b.WriteByte('\\')
+			b.WriteByte(v[j])
+			i = j + 1
+			continue
+		}
+		if j > i {
+			b.WriteString(v[i:j])
+			i = j
+			continue
+		}
+		b.WriteByte(v[i])
+		i++
+	}
+	return b.String()
 }
 
 func messageText(f *findings.Finding) string {
 	t, m := strings.TrimSpace(f.Title), strings.TrimSpace(f.Message)
 	switch {
 	case t == "":
-		return m
+		return PlainText(m)
 	case m == "" || m == t:
-		return t
+		return PlainText(t)
 	}
-	return t + ": " + m
+	return PlainText(t + ": " + m)
 }
 
 // ruleName is a PascalCase rendering of a category, as SARIF viewers show it.

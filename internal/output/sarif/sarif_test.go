@@ -3,11 +3,13 @@ package sarif
 import (
 	"bytes"
 	"flag"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -40,23 +42,7 @@ var testTool = Tool{Name: "diffpal", Version: "1.2.3", InformationURI: "https://
 // TestValidatesAgainstOfficialSchema checks the output against the
 // official SARIF 2.1.0 JSON Schema (a copy of shared/data's).
 func TestValidatesAgainstOfficialSchema(t *testing.T) {
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem://sarif.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("mem://sarif.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := officialSchema(t)
 	left := fixture(t)
 	left.Findings[0].ChangedSpan.Side = "LEFT"
 	for name, b := range map[string]*findings.Bundle{
@@ -143,5 +129,136 @@ func TestGolden(t *testing.T) {
 	}
 	if !bytes.Equal(out, want) {
 		t.Errorf("SARIF differs from %s (go test -update to accept):\n%s", golden, out)
+	}
+}
+
+func hostileFixture(t *testing.T) *findings.Bundle {
+	t.Helper()
+	b, _, err := findings.ReadFile("testdata/hostile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Version = findings.V3
+	if err := findings.Normalize(b, findings.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHostileGolden converts a bundle whose paths, titles, messages and
+// categories carry line breaks, escape sequences, bidi overrides, HTML,
+// links and a URI scheme: the golden file, the official schema, and the
+// properties that matter checked one by one.
+func TestHostileGolden(t *testing.T) {
+	b := hostileFixture(t)
+	l := Convert(b, testTool)
+	out := encode(t, l)
+	const golden = "testdata/hostile.sarif.golden"
+	if *update {
+		os.WriteFile(golden, out, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(out, want) {
+		t.Errorf("SARIF differs from %s (go test -update to accept):\n%s", golden, out)
+	}
+	validateSchema(t, out)
+	for i, r := range l.Runs[0].Results {
+		f := b.Findings[i]
+		assertPlain(t, "message", r.Message.Text)
+		if strings.Contains(strings.ReplaceAll(r.Message.Text, `\[`, ""), "[") || strings.Contains(strings.ReplaceAll(r.Message.Text, `\]`, ""), "]") {
+			t.Errorf("result %d: unescaped bracket in %q", i, r.Message.Text)
+		}
+		uri := r.Locations[0].PhysicalLocation.ArtifactLocation.URI
+		u, err := url.Parse(uri)
+		if err != nil {
+			t.Errorf("result %d: uri %q: %v", i, uri, err)
+			continue
+		}
+		if u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" || u.IsAbs() || strings.HasPrefix(uri, "/") {
+			t.Errorf("result %d: uri %q is not a relative path reference: %#v", i, uri, u)
+		}
+		if u.Path != f.Path {
+			t.Errorf("result %d: uri %q decodes to %q, want %q", i, uri, u.Path, f.Path)
+		}
+		for _, c := range uri {
+			if c <= ' ' || c >= 0x7f || strings.ContainsRune(`"<>\^`+"`{|}[]#?", c) {
+				t.Errorf("result %d: uri %q has a raw %q", i, uri, c)
+			}
+		}
+	}
+	for _, r := range l.Runs[0].Tool.Driver.Rules {
+		assertPlain(t, "rule name", r.Name)
+		assertPlain(t, "rule description", r.ShortDescription.Text)
+	}
+}
+
+func assertPlain(t *testing.T, what, s string) {
+	t.Helper()
+	for _, r := range s {
+		if textsafe.Hidden(r) {
+			t.Errorf("%s %q has a raw U+%04X", what, s, r)
+		}
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                    "plain",
+		"[x](javascript:alert(1))": `\[x\](javascript:alert(1))`,
+		`\[y](1)`:                  `\\\[y\](1)`,
+		`a\b`:                      `a\b`,
+		"line\nbreak\x1b[0m\u202e": `line\nbreak\x1b\[0m\u202e`,
+		`\\]`:                      `\\\\\]`,
+	} {
+		if got := PlainText(in); got != want {
+			t.Errorf("PlainText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"javascript:alert(1).go": "javascript%3Aalert%281%29.go",
+		"C:/x.go":                "C%3A/x.go",
+		"a\nb/<img>.go":          "a%0Ab/%3Cimg%3E.go",
+		"esc\x1b\u202e.go":       "esc%1B%E2%80%AE.go",
+		"100%/a b#c?d.go":        "100%25/a%20b%23c%3Fd.go",
+	} {
+		if got := PathURI(in); got != want {
+			t.Errorf("PathURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func officialSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem://sarif.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("mem://sarif.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema
+}
+
+func validateSchema(t *testing.T, out []byte) {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := officialSchema(t).Validate(inst); err != nil {
+		t.Errorf("SARIF does not validate: %v", err)
 	}
 }

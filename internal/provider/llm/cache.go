@@ -1,18 +1,19 @@
 package llm
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"io"
 	"path/filepath"
 	"regexp"
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/repofs"
+	"github.com/diffpalhq/diffpal/internal/safefile"
 )
 
 // DefaultCacheDir is the cache directory relative to the repository root.
@@ -26,7 +27,11 @@ const DefaultCacheDir = ".artifacts/diffpal/cache"
 // files are 0600 in 0700 directories.
 type Cache struct {
 	Dir string
-	Now func() time.Time
+	// Base is the trusted directory Dir lies in (the repository root):
+	// no component of Dir below it may be a symlink, so a change under
+	// review cannot point the cache's reads or writes elsewhere.
+	Base string
+	Now  func() time.Time
 }
 
 var hexKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -77,11 +82,10 @@ func (c *Cache) Get(key string) (json.RawMessage, Usage, bool) {
 		return nil, Usage{}, false
 	}
 	p := c.path(key)
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+	if safefile.CheckDir(c.Base, filepath.Dir(p)) != nil {
 		return nil, Usage{}, false
 	}
-	data, err := os.ReadFile(p)
+	data, err := repofs.ReadRegular(p, maxCacheEntry)
 	if err != nil {
 		return nil, Usage{}, false
 	}
@@ -109,43 +113,14 @@ func (c *Cache) Put(key, provider, model, kind string, answer json.RawMessage, u
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(c.path(key))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	// Atomic, confined to Base, and removed on a signal mid-write.
+	err = safefile.Write(context.Background(), c.Base, c.path(key), safefile.Options{Perm: 0o600, DirPerm: 0o700},
+		func(w io.Writer) error { _, err := w.Write(data); return err })
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	dst := c.path(key)
-	if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("cache: %s is not a regular file", dst)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cache: %w", err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	ok = true
 	return nil
 }
+
+// maxCacheEntry bounds one entry read (answers are far smaller).
+const maxCacheEntry = 16 << 20

@@ -93,6 +93,9 @@ type Config struct {
 	// CacheDir enables the answer cache ("" disables it); the CLI passes
 	// <repo root>/DefaultCacheDir.
 	CacheDir string
+	// CacheBase is the trusted directory CacheDir lies in (the repository
+	// root); see Cache.Base.
+	CacheBase string
 	// Now, Sleep and Rand are the clock, the sleeper and the jitter
 	// source (defaults: time.Now, a context-aware timer, math/rand/v2).
 	Now   func() time.Time
@@ -166,7 +169,7 @@ func New(cfg Config) (*Provider, error) {
 		p.red = &Redactor{}
 	}
 	if cfg.CacheDir != "" {
-		p.cache = &Cache{Dir: cfg.CacheDir, Now: cfg.Now}
+		p.cache = &Cache{Dir: cfg.CacheDir, Base: cfg.CacheBase, Now: cfg.Now}
 	}
 	return p, nil
 }

@@ -13,15 +13,21 @@ import (
 // be a regular file").
 var ErrNotRegularFile = errors.New("session store path must be a regular file")
 
-// fileMode is the only permission the database file may have; SQLite gives
-// its journal the same mode.
+// fileMode is the mode of a database file the store creates; SQLite gives
+// its journal the same mode as the database.
 const fileMode fs.FileMode = 0o600
+
+// privateMask are the bits an existing database file may not keep: group
+// and other. Open clears them and never adds a bit, so a 0400 file stays
+// 0400 (and is then refused as not writable) rather than becoming 0600.
+const privateMask fs.FileMode = 0o077
 
 // prepareFile enforces the file rules before SQLite touches the path and
 // returns the identity of the file that was checked, so that Open can
 // confirm SQLite opened that same file. It creates the file (and a missing
 // parent directory with 0700) when absent, refuses anything that is not a
-// regular file, and tightens looser permissions to 0600.
+// regular file, and clears group and other permission bits: modes are only
+// ever tightened, never widened (0644 becomes 0600, 0400 stays 0400).
 //
 // It opens the file itself only when creating it: SQLite's POSIX locks are
 // per process, and closing any descriptor of a database file that another
@@ -40,15 +46,17 @@ func prepareFile(path string) (fs.FileInfo, error) {
 	if err := checkRegular(path, fi); err != nil {
 		return nil, err
 	}
-	if fi.Mode().Perm() == fileMode {
+	perm := fi.Mode().Perm()
+	want := perm &^ privateMask
+	if perm == want {
 		return fi, nil
 	}
 	// A path-based chmod follows a symlink swapped in after the Lstat; the
 	// re-check below (and Open's identity check after SQLite has the file)
-	// refuses the store in that case, and the chmod can only have tightened
-	// whatever it reached.
-	if err := os.Chmod(path, fileMode); err != nil {
-		return nil, fmt.Errorf("qa sqlite store %s: set mode 0600: %w", path, err)
+	// refuses the store in that case. The mode set is the checked file's
+	// with its group and other bits cleared, never one with more bits.
+	if err := os.Chmod(path, want); err != nil {
+		return nil, fmt.Errorf("qa sqlite store %s: set mode %04o (clear group and other bits): %w", path, want, err)
 	}
 	again, err := os.Lstat(path)
 	if err != nil {
@@ -57,8 +65,8 @@ func prepareFile(path string) (fs.FileInfo, error) {
 	if err := checkRegular(path, again); err != nil {
 		return nil, err
 	}
-	if !os.SameFile(fi, again) || again.Mode().Perm() != fileMode {
-		return nil, fmt.Errorf("qa sqlite store %s: the file changed while its mode was set to 0600; refusing it", path)
+	if !os.SameFile(fi, again) || again.Mode().Perm() != want {
+		return nil, fmt.Errorf("qa sqlite store %s: the file changed while its mode was set to %04o; refusing it", path, want)
 	}
 	return again, nil
 }

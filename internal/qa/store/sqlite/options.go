@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/qa/store"
@@ -26,6 +27,7 @@ type options struct {
 	maxSessions     int
 	active          map[string]bool
 	now             func() time.Time
+	logger          *slog.Logger
 }
 
 func defaultOptions() options {
@@ -67,11 +69,15 @@ func WithKeepExpired(keep bool) Option {
 	return func(o *options) { o.keepExpired = keep }
 }
 
-// WithMaxSessions re-checks capacity at start-up (§8.4 steps 4–5): more
-// active rows than n fails the open with ErrCapacity; otherwise terminal
-// rows are evicted, oldest (expires_at, run_id) first, until at most n
-// rows remain. Pass the orchestrator's MaxSessions. n <= 0 (the default)
-// skips the check.
+// WithMaxSessions enforces capacity in the store, so that it holds across
+// every process sharing the file (QA-CONTRACT §8). At start-up (§8.4 steps
+// 4–5): more active rows than n fails the open with ErrCapacity; otherwise
+// terminal rows are evicted, oldest (expires_at, run_id) first, until at
+// most n rows remain. On every create (Put with store.Absent), in the
+// create's own write transaction: terminal or expired rows are evicted,
+// oldest first, until the new row fits, or the create fails with
+// ErrCapacity when n active rows already exist. Pass the orchestrator's
+// MaxSessions. n <= 0 (the default) skips both checks.
 func WithMaxSessions(n int) Option {
 	return func(o *options) { o.maxSessions = n }
 }
@@ -86,12 +92,21 @@ func WithActiveStatuses(statuses ...string) Option {
 	}
 }
 
-// WithClock sets the clock used to decide expiry at start-up (default
-// time.Now).
+// WithClock sets the clock used to decide expiry at start-up and, on a
+// create, which rows no longer hold an active slot (default time.Now).
+// Pass the orchestrator's clock.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) {
 		if now != nil {
 			o.now = now
 		}
 	}
+}
+
+// WithLogger sets where a failed write is logged, with its cause, at level
+// Warn (default slog.Default()). The orchestrator answers a failed write
+// with the bare "unable to write session store", so the cause is only ever
+// in this log. Nothing else is logged; payloads never are.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
 }

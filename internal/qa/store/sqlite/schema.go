@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -86,10 +88,37 @@ func (s *Store) start(ctx context.Context, checked os.FileInfo) error {
 	if err := s.recover(ctx, tx); err != nil {
 		return err
 	}
+	// Prove now that the store can be written, rather than starting a
+	// server that fails every write: change a row and change it back, so
+	// that SQLite must create its journal beside the file and write the
+	// file itself (an update to an identical value writes nothing).
+	for _, stmt := range []string{
+		`UPDATE qa_store_meta SET schema_version = schema_version + 1`,
+		`UPDATE qa_store_meta SET schema_version = schema_version - 1`,
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return s.notWritable(err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
-		return s.openErr(err)
+		return s.notWritable(err)
 	}
 	return nil
+}
+
+// notWritable explains a failed start-up write.
+func (s *Store) notWritable(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	hint := ""
+	switch sqliteCode(err) {
+	case 8: // SQLITE_READONLY
+		hint = fmt.Sprintf("; the file and its directory %s must be writable by this user (SQLite creates its journal there)", filepath.Dir(s.path))
+	case 14: // SQLITE_CANTOPEN
+		hint = fmt.Sprintf("; SQLite could not create its journal in %s", filepath.Dir(s.path))
+	}
+	return fmt.Errorf("qa sqlite store %s: %w: %v%s", s.path, ErrNotWritable, err, hint)
 }
 
 func (s *Store) openErr(err error) error {

@@ -5,10 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -27,9 +31,16 @@ var (
 	// ErrInvalidData: a row failed validation at start-up, or the database
 	// failed its integrity check. Nothing was changed.
 	ErrInvalidData = errors.New("session store contains invalid session data")
-	// ErrCapacity: more active rows than WithMaxSessions allows. Nothing was
-	// changed.
+	// ErrCapacity: the WithMaxSessions limit. From Open: more active rows
+	// than the limit allows. From Put creating a record: the store is full
+	// of active sessions, so no retained finished (or expired) row could be
+	// evicted to make room. Nothing was changed in either case.
 	ErrCapacity = errors.New("session store exceeds the configured active session limit")
+	// ErrNotWritable: start-up could not write the store (a read-only
+	// file, a directory where SQLite cannot create its journal, a full
+	// disk). Refusing at start beats a server that starts and then fails
+	// every write. Nothing was changed.
+	ErrNotWritable = errors.New("session store is not writable")
 )
 
 // Store is a store.Store kept in an SQLite database file. It is safe for
@@ -186,7 +197,9 @@ func (s *Store) ListMeta(ctx context.Context) ([]store.Record, error) {
 
 // Put implements store.Store. The record is checked (and passed to the
 // Validate hook) before anything is written, so a record that start-up
-// would refuse never reaches the file.
+// would refuse never reaches the file. A create (expected == store.Absent)
+// also enforces WithMaxSessions atomically, evicting retained finished
+// rows if it must, or fails with ErrCapacity; see makeRoom.
 func (s *Store) Put(ctx context.Context, rec store.Record, expected int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -201,6 +214,9 @@ func (s *Store) Put(ctx context.Context, rec store.Record, expected int64) error
 	}
 	return s.inTx(ctx, "put", rec.RunID, func(tx *sql.Tx) error {
 		if expected == store.Absent {
+			if err := s.makeRoom(ctx, tx, rec.RunID); err != nil {
+				return err
+			}
 			res, err := tx.ExecContext(ctx, `INSERT INTO qa_sessions (`+columns+`) VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (run_id) DO NOTHING`,
 				rec.RunID, rec.Revision, rec.Status, rec.Finalized, exp, payload)
@@ -247,6 +263,105 @@ func (s *Store) Delete(ctx context.Context, runID string, expected int64) error 
 	})
 }
 
+// makeRoom enforces WithMaxSessions for a create, inside the create's own
+// write transaction.
+//
+// Design: the capacity check, the eviction it may need and the INSERT are
+// one BEGIN IMMEDIATE transaction (_txlock=immediate), so the write lock is
+// taken before the rows are counted and held until COMMIT. Two processes
+// creating at once therefore run one after the other: the second counts the
+// first one's committed row and gets ErrCapacity, never a stale count (the
+// orchestrator's own check, a read before the write, is only a fast path).
+// The busy timeout makes the second BEGIN wait for the first COMMIT instead
+// of failing with SQLITE_BUSY. No counter row is kept: counting at most
+// max_sessions rows in a locked table is cheap, and a counter would be one
+// more thing start-up recovery would have to reconcile.
+//
+// Room is made as the orchestrator's Start makes it: rows that hold no
+// active slot (a terminal status, or already expired by WithClock's clock)
+// are evicted oldest first by (expires_at, run_id), only as many as the new
+// row needs; if active rows alone fill the limit, nothing is evicted and
+// the create fails with ErrCapacity. A rollback (a run id collision, a
+// failed INSERT or COMMIT) undoes the evictions with the insert. Updates
+// are not checked: no transition makes a terminal session active again.
+func (s *Store) makeRoom(ctx context.Context, tx *sql.Tx, runID string) error {
+	limit := s.opts.maxSessions
+	if limit <= 0 {
+		return nil
+	}
+	var one int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM qa_sessions WHERE run_id = ?`, runID).Scan(&one); {
+	case err == nil:
+		return store.ErrConflict // a collision evicts nothing
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM qa_sessions`).Scan(&total); err != nil {
+		return err
+	}
+	need := total + 1 - limit
+	if need <= 0 {
+		return nil
+	}
+	q, args := s.evictable(need)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	var victims []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		victims = append(victims, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(victims) < need {
+		return fmt.Errorf("qa sqlite store %s: put %q: %w: %d active sessions, limit %d",
+			s.path, runID, ErrCapacity, total-len(victims), limit)
+	}
+	for _, id := range victims {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM qa_sessions WHERE run_id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evictable is the query for the n oldest rows that hold no active slot.
+// NULL expiry (the zero time) sorts first, as the zero time is the oldest.
+func (s *Store) evictable(n int) (string, []any) {
+	now := s.opts.now()
+	var cutoff int64
+	switch {
+	case now.Before(minExpiry):
+		cutoff = math.MinInt64
+	case now.After(maxExpiry):
+		cutoff = math.MaxInt64
+	default:
+		cutoff = now.UnixNano()
+	}
+	where, args := `1`, []any{} // no active statuses: every row is evictable
+	if len(s.opts.active) > 0 {
+		statuses := slices.Sorted(maps.Keys(s.opts.active))
+		where = `expires_at_unix_ns IS NULL OR expires_at_unix_ns <= ? OR status NOT IN (?` +
+			strings.Repeat(`, ?`, len(statuses)-1) + `)`
+		args = append(args, cutoff)
+		for _, st := range statuses {
+			args = append(args, st)
+		}
+	}
+	args = append(args, n)
+	return `SELECT run_id FROM qa_sessions WHERE ` + where +
+		` ORDER BY expires_at_unix_ns, run_id LIMIT ?`, args
+}
+
 // orElse returns err when set, else fallback.
 func orElse(err, fallback error) error {
 	if err != nil {
@@ -276,19 +391,34 @@ func missingOrConflict(ctx context.Context, tx *sql.Tx, runID string) error {
 func (s *Store) inTx(ctx context.Context, op, runID string, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return s.wrap(op, runID, err)
+		return s.failed(ctx, op, runID, s.wrap(op, runID, err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-			return err
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) ||
+			errors.Is(err, ErrCapacity) {
+			return err // an answer, not a failure: not logged
 		}
-		return s.wrap(op, runID, err)
+		return s.failed(ctx, op, runID, s.wrap(op, runID, err))
 	}
 	if err := tx.Commit(); err != nil {
-		return s.wrap(op, runID, err)
+		return s.failed(ctx, op, runID, s.wrap(op, runID, err))
 	}
 	return nil
+}
+
+// failed logs a write that failed for a reason other than the caller's
+// context, with its cause, and returns err.
+func (s *Store) failed(ctx context.Context, op, runID string, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	l := s.opts.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l.Warn("session store write failed", "store", s.path, "op", op, "run_id", runID, "err", err)
+	return err
 }
 
 func (s *Store) wrap(op, runID string, err error) error {
@@ -309,7 +439,8 @@ func (s *Store) checkWrite(rec store.Record) (sql.NullInt64, error) {
 		err = s.opts.validate(rec)
 	}
 	if err != nil {
-		return sql.NullInt64{}, fmt.Errorf("qa sqlite store %s: put %q: refused: %w", s.path, rec.RunID, err)
+		return sql.NullInt64{}, s.failed(context.Background(), "put", rec.RunID,
+			fmt.Errorf("qa sqlite store %s: put %q: refused: %w", s.path, rec.RunID, err))
 	}
 	return exp, nil
 }

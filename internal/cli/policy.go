@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/policy"
+	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/scope"
+)
+
+// loadPolicy resolves the range and reads the review policy (config,
+// .diffpalignore, rule packs) from the side --config-source chooses:
+// base in CI by default, so the change under review cannot choose how it
+// is judged (docs/security.md).
+func loadPolicy(ctx context.Context, root string, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
+	return loadPolicyFor(ctx, root, co, source, configPath, false)
+}
+
+// loadPolicyFor is loadPolicy; lenient (doctor) reads a work-tree policy
+// even when no range resolves (no default branch yet), without comparing.
+func loadPolicyFor(ctx context.Context, root string, co review.ChangeOptions, source, configPath string, lenient bool) (*policy.Loaded, *git.Range, error) {
+	src, why, err := policy.Choose(source, os.Getenv)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	r := &git.Runner{Dir: root}
+	rg, err := r.ResolveRange(ctx, co.Range)
+	if err != nil {
+		if !lenient || src != policy.Worktree {
+			return nil, nil, usageErr("%v", err)
+		}
+		pol, lerr := policy.Load(ctx, policy.Request{Root: root, Git: r, Source: src, Why: why, ConfigPath: configPath, NoCompare: true})
+		if lerr != nil {
+			return nil, nil, usageErr("%v", lerr)
+		}
+		return pol, nil, nil
+	}
+	head := rg.Head
+	if rg.Worktree {
+		head = ""
+	}
+	pol, err := policy.Load(ctx, policy.Request{Root: root, Git: r, Source: src, Why: why,
+		Base: rg.DiffBase, Head: head, ConfigPath: configPath})
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	return pol, &rg, nil
+}
+
+// checkGlobs rejects malformed --include/--exclude globs: a glob that can
+// never match would review nothing and let the gate pass.
+func checkGlobs(include, exclude []string) error {
+	for _, g := range include {
+		if err := scope.ValidGlob(g); err != nil {
+			return usageErr("--include %q: %v", g, err)
+		}
+	}
+	for _, g := range exclude {
+		if err := scope.ValidGlob(g); err != nil {
+			return usageErr("--exclude %q: %v", g, err)
+		}
+	}
+	return nil
+}
+
+// readBounded reads a file the user named on the command line, up to max
+// bytes (the path is theirs to choose; the size is still bounded).
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("over the limit of %d bytes", max)
+	}
+	return data, nil
+}
+
+func packNames(p *policy.Loaded) []string {
+	out := make([]string, len(p.Packs))
+	for i, pk := range p.Packs {
+		out[i] = pk.Name
+	}
+	return out
+}
+
+func packData(p *policy.Loaded) [][]byte {
+	out := make([][]byte, len(p.Packs))
+	for i, pk := range p.Packs {
+		out[i] = pk.Data
+	}
+	return out
+}

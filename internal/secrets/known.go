@@ -1,0 +1,145 @@
+package secrets
+
+import (
+	"slices"
+	"strings"
+)
+
+// knownSet holds secrets learned from other texts, found again by exact
+// match: an 8-byte window of the text is hashed into a bit filter, and
+// only filter hits are compared.
+type knownSet struct {
+	vals   []string
+	byHead map[uint64][]string // first 8 bytes -> values, longest first
+	filter []uint64
+}
+
+// minKnown is the shortest value worth remembering: shorter ones are too
+// likely to be ordinary text elsewhere.
+const minKnown = 8
+
+const filterBits = 1 << 16
+
+func head(v string) uint64 { return load8(v, 0) }
+
+func hashHead(x uint64) uint32 { return uint32((x * 0x9E3779B97F4A7C15) >> (64 - 16)) }
+
+// Learn returns a copy of r that also knows every secret found in texts.
+func (r *Redactor) Learn(texts ...string) *Redactor {
+	nr, _ := r.learn(texts, false)
+	return nr
+}
+
+// LearnAndRedact is Learn that also returns texts redacted with what was
+// learned from all of them (a secret found in one is redacted in every
+// one), at the cost of one detection pass per text.
+func (r *Redactor) LearnAndRedact(texts []string) (*Redactor, []string) {
+	return r.learn(texts, true)
+}
+
+func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
+	nr := &Redactor{}
+	if r != nil {
+		*nr = *r
+	}
+	seen := map[string]bool{}
+	var vals []string
+	if nr.known != nil {
+		for _, v := range nr.known.vals {
+			seen[v] = true
+			vals = append(vals, v)
+		}
+	}
+	plain := *nr
+	plain.known = nil
+	var out []string
+	if redact {
+		out = make([]string, len(texts))
+	}
+	for i, t := range texts {
+		spans := plain.Find(t)
+		for _, sp := range spans {
+			v := t[sp.Start+sp.Keep : sp.End]
+			if len(v) < minKnown || strings.ContainsAny(v, "\n") || seen[v] {
+				continue
+			}
+			seen[v] = true
+			vals = append(vals, strings.Clone(v))
+		}
+		if redact {
+			out[i] = nr.apply(t, spans)
+		}
+	}
+	if len(vals) == 0 {
+		return nr, out
+	}
+	k := &knownSet{vals: vals, byHead: map[uint64][]string{}, filter: make([]uint64, filterBits/64)}
+	for _, v := range vals {
+		x := head(v)
+		k.byHead[x] = append(k.byHead[x], v)
+		h := hashHead(x)
+		k.filter[h/64] |= 1 << (h % 64)
+	}
+	for x, vs := range k.byHead {
+		slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
+		k.byHead[x] = vs
+	}
+	nr.known = k
+	for i := range out {
+		f := &finder{s: out[i], r: nr}
+		k.find(f)
+		if len(f.spans) > 0 {
+			out[i] = nr.apply(out[i], merge(f.spans))
+		}
+	}
+	return nr, out
+}
+
+// Known is how many secrets r has learned.
+func (r *Redactor) Known() int {
+	if r == nil || r.known == nil {
+		return 0
+	}
+	return len(r.known.vals)
+}
+
+func (k *knownSet) find(f *finder) {
+	s := f.s
+	if len(s) < minKnown {
+		return
+	}
+	// x is the little-endian load of s[i:i+8], rolled one byte a step.
+	i, x := 0, load8(s, 0)
+	for {
+		if h := hashHead(x); k.filter[h/64]&(1<<(h%64)) != 0 {
+			if v := k.match(s[i:], x); v != "" {
+				f.add(i, i+len(v), 0, "known")
+				if i += len(v); i+8 > len(s) {
+					return
+				}
+				x = load8(s, i)
+				continue
+			}
+		}
+		if i+8 >= len(s) {
+			return
+		}
+		x = x>>8 | uint64(s[i+8])<<56
+		i++
+	}
+}
+
+func (k *knownSet) match(s string, x uint64) string {
+	for _, v := range k.byHead[x] {
+		if strings.HasPrefix(s, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
