@@ -34,6 +34,8 @@ const (
 	envMcpHTTP        = "DIFFPAL_MCP_HTTP"
 	envMcpTokenEnv    = "DIFFPAL_MCP_TOKEN_ENV"
 	envMcpMaxBody     = "DIFFPAL_MCP_MAX_BODY"
+	// envMcpRemoveFinished is a boolean (1, true, 0, false, ...).
+	envMcpRemoveFinished = "DIFFPAL_MCP_REMOVE_FINISHED"
 )
 
 // maxPolicyFileBytes bounds the model-policy file; real ones are < 1 KiB.
@@ -57,6 +59,9 @@ type McpOptions struct {
 	HTTP        string
 	TokenEnv    string
 	MaxBody     string
+	// RemoveFinished is --remove-finished; it only counts when the flag
+	// was given (changed), otherwise the variable decides.
+	RemoveFinished bool
 
 	// changed records which flags were given on the command line.
 	changed map[string]bool
@@ -86,19 +91,29 @@ is bound. The server makes no network call of its own.
 Sessions live in the store: memory (default; gone when the process exits) or
 sqlite:PATH (a 0600 file, recovered on restart, shareable between processes).
 They expire --ttl after their last change; at most --max-sessions are active.
+Finished sessions are retained until they expire or are evicted (export and a
+repeated finish need them); --remove-finished removes them at finish instead.
 
 The model-policy file is the JSON object
   {"provider": "openai", "triage_model": "...", "primary_model": "...",
    "deep_model": "...", "synthesis_model": "...", "triage_reasoning": "...",
    "primary_reasoning": "...", "deep_reasoning": "...", "synthesis_reasoning": "..."}
 optionally with "mode": "host_default" (sessions then tell hosts to use their
-own model; the model keys may be omitted) or "mode": "configured".
+own model; the model keys may be omitted) or "mode": "configured". The
+reasoning keys may be omitted: the defaults are max, medium, high, medium.
 --model-mode overrides the file's mode.
 
 Every flag has an environment variable (the flag wins): DIFFPAL_MCP_TTL,
 DIFFPAL_MCP_MAX_SESSIONS, DIFFPAL_MCP_MODEL_POLICY, DIFFPAL_MCP_MODEL_MODE,
 DIFFPAL_MCP_STORE, DIFFPAL_MCP_HTTP, DIFFPAL_MCP_TOKEN_ENV,
-DIFFPAL_MCP_MAX_BODY. Invalid settings exit 2 before anything is served.`,
+DIFFPAL_MCP_MAX_BODY, DIFFPAL_MCP_REMOVE_FINISHED. Invalid settings exit 2
+before anything is served.
+
+Over stdio a line that is not a JSON-RPC request or response (bad JSON, a
+batch, a wrong "jsonrpc" version, an id that is not a string or integer, a
+line over the frame limit) is answered with a JSON-RPC error where it can be
+addressed and logged on stderr; the server keeps serving. At end of input
+every call already read is answered before the server exits.`,
 		Example: `  # stdio, for a host that launches the server (Claude Code, Codex, ...)
   diffpal mcp
 
@@ -133,6 +148,7 @@ DIFFPAL_MCP_MAX_BODY. Invalid settings exit 2 before anything is served.`,
 	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on HOST:PORT instead of stdio")
 	f.StringVar(&opts.TokenEnv, "token-env", "", "name of the environment variable holding the HTTP bearer token")
 	f.StringVar(&opts.MaxBody, "max-body", "", "largest request (HTTP body, tool arguments): bytes or with KiB/MiB (default 4MiB)")
+	f.BoolVar(&opts.RemoveFinished, "remove-finished", false, "delete a session when finish records its outcome (default: keep it until it expires or is evicted)")
 	_ = cmd.RegisterFlagCompletionFunc("model-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{qa.PolicyModeConfigured, qa.PolicyModeHostDefault}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -148,6 +164,9 @@ type mcpConfig struct {
 	httpAddr    string
 	token       string
 	maxBody     int64
+	// removeFinished: qa.Config.RemoveFinished (and, for sqlite, drop
+	// finalized rows at start-up).
+	removeFinished bool
 }
 
 // setting is one option's raw value and where it came from ("--ttl" or
@@ -213,6 +232,15 @@ func (o *McpOptions) resolve() (mcpConfig, error) {
 		default:
 			return cfg, usageErr("invalid %s %q: want %s or %s", s.src, s.val, qa.PolicyModeConfigured, qa.PolicyModeHostDefault)
 		}
+	}
+	if o.changed["remove-finished"] {
+		cfg.removeFinished = o.RemoveFinished
+	} else if s := o.pick("", "", envMcpRemoveFinished); s.src != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(s.val))
+		if err != nil {
+			return cfg, usageErr("invalid %s %q: want true or false (1 or 0)", s.src, s.val)
+		}
+		cfg.removeFinished = b
 	}
 	if s := o.pick("store", o.Store, envMcpStore); s.src != "" {
 		if err := checkStoreSpec(s.val); err != nil {
@@ -339,8 +367,9 @@ func checkStoreSpec(spec string) error {
 }
 
 // openStore opens the session store a --store value names. The returned
-// close function is never nil.
-func openStore(ctx context.Context, spec string, maxSessions int, clock func() time.Time) (store.Store, func() error, error) {
+// close function is never nil. removeFinished also makes an SQLite store
+// drop finalized rows at start-up (left by a run without the option).
+func openStore(ctx context.Context, spec string, maxSessions int, clock func() time.Time, removeFinished bool, logger *slog.Logger) (store.Store, func() error, error) {
 	if err := checkStoreSpec(spec); err != nil {
 		return nil, nil, err
 	}
@@ -348,7 +377,8 @@ func openStore(ctx context.Context, spec string, maxSessions int, clock func() t
 		return store.NewMemory(), func() error { return nil }, nil
 	}
 	st, err := sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"),
-		sqlite.WithMaxSessions(maxSessions), sqlite.WithClock(clock), sqlite.WithValidate(qa.ValidateRecord))
+		sqlite.WithMaxSessions(maxSessions), sqlite.WithClock(clock), sqlite.WithValidate(qa.ValidateRecord),
+		sqlite.WithRemoveFinalized(removeFinished), sqlite.WithLogger(logger))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,13 +398,14 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 		clock = time.Now
 	}
 	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, closeStore, err := openStore(ctx, cfg.storeSpec, cfg.maxSessions, clock)
+	st, closeStore, err := openStore(ctx, cfg.storeSpec, cfg.maxSessions, clock, cfg.removeFinished, logger)
 	if err != nil {
 		return usageErr("--store %s: %v", cfg.storeSpec, err)
 	}
 	defer closeStore()
 	orch, err := qa.New(qa.Config{Store: st, Clock: clock, TTL: cfg.ttl, MaxSessions: cfg.maxSessions,
-		ModelSelection: &cfg.policy.Selection, HostDefaultModel: cfg.policy.HostDefault})
+		ModelSelection: &cfg.policy.Selection, HostDefaultModel: cfg.policy.HostDefault,
+		RemoveFinished: cfg.removeFinished})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -384,10 +415,13 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 		return ioErr(err)
 	}
 	if cfg.httpAddr == "" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out},
-			// The frame cap stops a runaway line; the per-call argument
-			// limit (a tool error) is enforced by the server below it.
-			MaxLineLength: int(max(2*cfg.maxBody, mcp.DefaultMaxLineLength))}
+		// Our line reader in front of the SDK: a bad line is answered and
+		// logged instead of ending the process (and every memory-store
+		// session), and calls read before end of input are all answered.
+		// The line cap stops a runaway line; the per-call argument limit
+		// (a tool error) is enforced by the server below it.
+		t := mcpserver.NewStdioTransport(opts.IO.In, opts.IO.Out, mcpserver.StdioOptions{
+			MaxLineBytes: int(max(2*cfg.maxBody, mcp.DefaultMaxLineLength)), Logger: logger})
 		err := srv.Run(ctx, t)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -419,7 +453,3 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 	}
 	return ioErr(fmt.Errorf("mcp http: %w", err))
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -22,7 +22,7 @@ import (
 func runMcp(t *testing.T, env map[string]string, args ...string) (int, string) {
 	t.Helper()
 	for _, name := range []string{envMcpTTL, envMcpMaxSessions, envMcpModelPolicy, envMcpModelMode, envMcpStore,
-		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody} {
+		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished} {
 		t.Setenv(name, "")
 	}
 	for k, v := range env {
@@ -168,7 +168,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 
 func TestMcpStdioInProcess(t *testing.T) {
 	for _, name := range []string{envMcpTTL, envMcpMaxSessions, envMcpModelPolicy, envMcpModelMode, envMcpStore,
-		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody} {
+		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished} {
 		t.Setenv(name, "")
 	}
 	cs, stop := startStdio(t, "--max-sessions", "1", "--model-mode", "host_default")
@@ -191,7 +191,7 @@ func TestMcpStdioInProcess(t *testing.T) {
 // TestMcpSQLiteStore: sessions in --store sqlite:PATH survive a restart.
 func TestMcpSQLiteStore(t *testing.T) {
 	for _, name := range []string{envMcpTTL, envMcpMaxSessions, envMcpModelPolicy, envMcpModelMode, envMcpStore,
-		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody} {
+		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished} {
 		t.Setenv(name, "")
 	}
 	path := filepath.Join(t.TempDir(), "qa.db")
@@ -264,5 +264,93 @@ func TestMcpHelp(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %q", want)
 		}
+	}
+}
+
+// TestMcpRemoveFinished: finished sessions are kept by default (a get after
+// finish works); --remove-finished, or DIFFPAL_MCP_REMOVE_FINISHED, removes
+// them at finish (issue 9, item 8).
+func TestMcpRemoveFinished(t *testing.T) {
+	for _, name := range []string{envMcpTTL, envMcpMaxSessions, envMcpModelPolicy, envMcpModelMode, envMcpStore,
+		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished} {
+		t.Setenv(name, "")
+	}
+	finishThenGet := func(t *testing.T, args ...string) *mcp.CallToolResult {
+		t.Helper()
+		cs, stop := startStdio(t, args...)
+		defer stop()
+		res := call(t, cs, qa.ToolStart, map[string]any{"task_type": "other"})
+		runID := res.StructuredContent.(map[string]any)["run_id"].(string)
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{qa.ToolAdvance, map[string]any{"run_id": runID, "completed_step": "triage", "status": "blocked"}},
+			{qa.ToolFinish, map[string]any{"run_id": runID, "outcome": "blocked"}},
+		} {
+			if res := call(t, cs, c.tool, c.args); res.IsError {
+				t.Fatalf("%s: %s", c.tool, res.Content[0].(*mcp.TextContent).Text)
+			}
+		}
+		return call(t, cs, qa.ToolGet, map[string]any{"run_id": runID})
+	}
+	if res := finishThenGet(t); res.IsError {
+		t.Fatalf("default: finished session not retained: %s", res.Content[0].(*mcp.TextContent).Text)
+	}
+	for _, args := range [][]string{{"--remove-finished"}, {"--store", "sqlite:" + filepath.Join(t.TempDir(), "qa.db"), "--remove-finished"}} {
+		if res := finishThenGet(t, args...); !res.IsError || res.Content[0].(*mcp.TextContent).Text != "unknown run_id" {
+			t.Fatalf("%v: get after finish = %+v, want unknown run_id", args, res.Content[0])
+		}
+	}
+	o := &McpOptions{Getenv: func(k string) string { return map[string]string{envMcpRemoveFinished: "1"}[k] }, changed: map[string]bool{}}
+	if cfg, err := o.resolve(); err != nil || !cfg.removeFinished {
+		t.Fatalf("%s=1: %+v %v", envMcpRemoveFinished, cfg, err)
+	}
+	o.RemoveFinished, o.changed = false, map[string]bool{"remove-finished": true}
+	if cfg, err := o.resolve(); err != nil || cfg.removeFinished {
+		t.Fatalf("--remove-finished=false must win over the variable: %+v %v", cfg, err)
+	}
+	if code, stderr := runMcp(t, map[string]string{envMcpRemoveFinished: "sometimes"}); code != ExitUsage ||
+		!strings.Contains(stderr, envMcpRemoveFinished) {
+		t.Fatalf("bad %s: exit %d %s", envMcpRemoveFinished, code, stderr)
+	}
+}
+
+// TestMcpStdioAnswersEveryCallAtEOF: calls piped in right before the end of
+// stdin are all answered, then `diffpal mcp` exits 0 (issue 9, item 3).
+func TestMcpStdioAnswersEveryCallAtEOF(t *testing.T) {
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n")
+	in.WriteString("not json\n")
+	for _, id := range []string{"2", "3", "4"} {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"start_qa_orchestration","arguments":{"task_type":"other"}}}` + "\n")
+	}
+	var out, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"mcp"}, &IOStreams{In: strings.NewReader(in.String()), Out: &out, ErrOut: &stderr})
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{`"id":1,"result"`, `"id":null,"error":{"code":-32700`, `"id":2,"result"`, `"id":3,"result"`, `"id":4,"result"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "rejected input line") {
+		t.Errorf("no log line for the bad line: %s", stderr.String())
+	}
+}
+
+// TestMcpModelPolicyWithoutReasoning: --model-policy accepts a file that
+// leaves out the reasoning keys (issue 9, item 6).
+func TestMcpModelPolicyWithoutReasoning(t *testing.T) {
+	policy := writeFile(t, "policy.json", `{"provider":"openai","triage_model":"gpt-6-luna","primary_model":"gpt-6-sol",
+		"deep_model":"gpt-6-sol","synthesis_model":"gpt-6-sol"}`)
+	o := &McpOptions{Getenv: func(string) string { return "" }, ModelPolicy: policy, changed: map[string]bool{"model-policy": true}}
+	cfg, err := o.resolve()
+	if err != nil {
+		t.Fatalf("policy without reasoning keys refused: %v", err)
+	}
+	if cfg.policy.Selection != qa.DefaultModelSelection() {
+		t.Fatalf("selection %+v, want the defaults", cfg.policy.Selection)
 	}
 }

@@ -258,11 +258,15 @@ func errCases() []errCase {
 			return qa.ToolAdvance, in
 		}},
 		{qa.CodeInvalidArgument, func(t *testing.T, e *env) (string, any) {
-			return qa.ToolGet, qa.GetInput{RunID: "run-1"}
+			// Every argument rule is in the published schema, so over MCP
+			// this code comes from the argument size limit (the env for
+			// this case has MaxRequestBytes 1024); a malformed run_id is a
+			// schema error (TestPublishedConstraintsEnforced).
+			return qa.ToolGet, qa.GetInput{RunID: "qar-" + strings.Repeat("0", 32) + strings.Repeat(" ", 1100)}
 		}},
 		{qa.CodeInvalidReviewContext, func(t *testing.T, e *env) (string, any) {
 			rc := reviewContext()
-			rc.BaseSHA = "main"
+			rc.ChangedFiles = []string{"src/cart.tsx", "src/cart.tsx"} // duplicates: no schema keyword says so
 			return qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther, ReviewContext: rc}
 		}},
 		{qa.CodeInvalidProfileReport, func(t *testing.T, e *env) (string, any) {
@@ -365,6 +369,9 @@ func TestEveryErrorCode(t *testing.T) {
 			eo := envOptions{storeFn: func() store.Store { return &faultyStore{Memory: store.NewMemory()} }}
 			if c.code == qa.CodeSessionLimit {
 				eo.cfg = func(cfg *qa.Config) { cfg.MaxSessions = 1 }
+			}
+			if c.code == qa.CodeInvalidArgument {
+				eo.server.MaxRequestBytes = 1024
 			}
 			e := newEnv(t, eo)
 			tool, args := c.setup(t, e)

@@ -1,11 +1,14 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,6 +46,10 @@ type HTTPOptions struct {
 //     non-loopback Host header is refused (403; the SDK's localhost
 //     protection, left on);
 //   - request body limit (413).
+//
+// A call of a method the server does not have is answered as over stdio:
+// a JSON-RPC error response (-32601, HTTP 200), not the SDK's plain-text
+// HTTP 400; an unknown notification is accepted (202) and ignored.
 func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	if srv == nil {
 		return nil, errors.New("mcpserver: nil server")
@@ -59,6 +67,7 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 			Logger:              opts.Logger,
 			MaxRequestBodyBytes: limit,
 		})
+	h = methodNotFound(h)
 	if opts.Token != "" {
 		h = requireBearer(opts.Token, h)
 	}
@@ -129,3 +138,149 @@ func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return ctx.Err()
 	}
 }
+
+// notHandledText starts the SDK's plain-text answer to a POST whose
+// JSON-RPC method no handler serves (jsonrpc2.ErrNotHandled, from its
+// pre-dispatch check): "JSON RPC not handled: "x" unsupported".
+const notHandledText = "JSON RPC not handled"
+
+// methodNotFound turns the SDK's HTTP 400 for an unknown method into what
+// the stdio transport answers: a JSON-RPC error response with code -32601
+// for a call (HTTP 200, application/json), nothing for a notification
+// (202). Only that one answer is rewritten; every other response, streamed
+// or not, passes through untouched. The request body is recorded as the
+// SDK reads it (it is bounded by the SDK's body limit), so the call's id can
+// be echoed.
+func methodNotFound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body := &recordingBody{ReadCloser: r.Body}
+		r.Body = body
+		cw := &catch400{ResponseWriter: w}
+		next.ServeHTTP(cw, r)
+		if !cw.held {
+			return
+		}
+		if bytes.HasPrefix(cw.buf.Bytes(), []byte(notHandledText)) {
+			if id, method, ok := singleRequest(body.buf.Bytes()); ok {
+				h := w.Header()
+				h.Del("X-Content-Type-Options")
+				h.Del("Content-Length")
+				if id == nil {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				resp, err := json.Marshal(struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      json.RawMessage `json:"id"`
+					Error   jsonrpc.Error   `json:"error"`
+				}{"2.0", id, jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}})
+				if err == nil {
+					h.Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusOK)
+					_, _ = w.Write(resp)
+					return
+				}
+			}
+		}
+		w.WriteHeader(cw.status)
+		_, _ = w.Write(cw.buf.Bytes())
+	})
+}
+
+// singleRequest reads a body holding one JSON-RPC request and returns its
+// raw id (nil for a notification) and method. Batches and anything else
+// are not ok.
+func singleRequest(body []byte) (id json.RawMessage, method string, ok bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method == nil {
+		return nil, "", false
+	}
+	if len(msg.ID) > 0 && string(msg.ID) != "null" {
+		switch msg.ID[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		default:
+			return nil, "", false
+		}
+		return msg.ID, *msg.Method, true
+	}
+	return nil, *msg.Method, true
+}
+
+// recordingBody keeps a copy of what is read from a request body.
+type recordingBody struct {
+	io.ReadCloser
+	buf bytes.Buffer
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.buf.Write(p[:n])
+	return n, err
+}
+
+// maxHeldBody bounds how much of a 400 answer catch400 holds back; the
+// SDK's plain-text errors are one short line.
+const maxHeldBody = 4 << 10
+
+// catch400 holds back an HTTP 400 answer so methodNotFound can replace it;
+// any other status is written through at once, and so is a 400 whose body
+// outgrows maxHeldBody.
+type catch400 struct {
+	http.ResponseWriter
+	status int
+	held   bool
+	wrote  bool
+	buf    bytes.Buffer
+}
+
+func (c *catch400) WriteHeader(code int) {
+	if c.wrote || c.held {
+		return
+	}
+	if code == http.StatusBadRequest {
+		c.held, c.status = true, code
+		return
+	}
+	c.wrote = true
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *catch400) Write(p []byte) (int, error) {
+	if !c.wrote && !c.held {
+		c.WriteHeader(http.StatusOK)
+	}
+	if !c.held {
+		return c.ResponseWriter.Write(p)
+	}
+	if c.buf.Len()+len(p) <= maxHeldBody {
+		return c.buf.Write(p)
+	}
+	// Not the short error being looked for: release it.
+	c.held, c.wrote = false, true
+	c.ResponseWriter.WriteHeader(c.status)
+	if _, err := c.ResponseWriter.Write(c.buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Flush forwards to the underlying writer unless a 400 is being held.
+func (c *catch400) Flush() {
+	if c.held {
+		return
+	}
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(c.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (c *catch400) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -25,6 +25,8 @@ type ModelPolicy struct {
 //
 // With mode host_default the selection keys may be omitted; the built-in
 // default selection is then reported by get_qa_orchestration_model_policy.
+// The four *_reasoning keys may always be omitted: the anchor's defaults
+// apply (qa.ParseModelSelection).
 // Errors start with "invalid model policy".
 func ParseModelPolicy(data []byte) (ModelPolicy, error) {
 	var keys map[string]json.RawMessage

@@ -69,3 +69,24 @@ func TestHostDefaultPolicy(t *testing.T) {
 		t.Fatalf("start output: %s", raw)
 	}
 }
+
+// TestParseModelPolicyWithoutReasoning: the file may leave out the
+// reasoning keys (issue 9, item 6); the anchor's defaults apply and the
+// server starts with them.
+func TestParseModelPolicyWithoutReasoning(t *testing.T) {
+	p, err := ParseModelPolicy([]byte(`{"mode":"configured","provider":"anthropic","triage_model":"claude-sonnet-4-6",
+		"primary_model":"claude-opus-4-6","deep_model":"claude-opus-4-6","synthesis_model":"claude-sonnet-4-6"}`))
+	if err != nil {
+		t.Fatalf("policy without reasoning keys: %v", err)
+	}
+	def := qa.DefaultModelSelection()
+	if p.Selection.TriageReasoning != def.TriageReasoning || p.Selection.DeepReasoning != def.DeepReasoning {
+		t.Fatalf("selection %+v, want the default reasoning levels", p.Selection)
+	}
+	e := newEnv(t, envOptions{cfg: func(c *qa.Config) { c.ModelSelection = &p.Selection }})
+	var s qa.Session
+	e.ok(qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther}, &s)
+	if s.ModelPolicy == nil || s.ModelPolicy.Model != "claude-sonnet-4-6" || s.ModelPolicy.Reasoning != qa.ReasoningMax {
+		t.Fatalf("triage policy %+v", s.ModelPolicy)
+	}
+}

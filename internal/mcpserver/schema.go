@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -12,10 +14,13 @@ import (
 )
 
 // Schemas are inferred from the qa wire types (jsonschema-go, as the SDK
-// does) with one addition: every Go string type with a fixed value set is
-// published as an enum, so hosts see the allowed values and the SDK rejects
-// anything else before the library runs. The library still validates the
-// same values itself, so in-process callers are held to the same rules.
+// does) and then given the library's own constraints: every fixed-value
+// string type becomes an enum (qa.EnumValues), and every qa.Rule of
+// qa.FieldRules becomes its JSON Schema keywords (lengths, patterns,
+// formats, item counts, ranges, const, narrowed enums). The library checks
+// inputs against the same two tables, so what hosts are shown and what is
+// enforced come from one source; the SDK's schema validation only answers
+// first.
 
 func enumOf[T ~string](vals ...T) *jsonschema.Schema {
 	e := make([]any, len(vals))
@@ -25,45 +30,16 @@ func enumOf[T ~string](vals ...T) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: e}
 }
 
-// allSteps is every Step value; qa exports only the completable ones.
-func allSteps() []qa.Step { return append(qa.CompletableSteps(), qa.StepAwaitingHostOutcome) }
-
-// policyModes are the two model_policy shapes (seed v0.2.5).
-func policyModes() []string { return []string{qa.PolicyModeConfigured, qa.PolicyModeHostDefault} }
-
-// enumTypes maps each fixed-value string type to its schema. The lists are
-// spelled out here for the types qa does not enumerate (its validators are
-// unexported); TestSchemaEnums pins the published values.
+// enumTypes maps each fixed-value string type to its schema: qa's value
+// sets, plus the findings bundle's severity and time.Time as a date-time.
 func enumTypes() map[reflect.Type]*jsonschema.Schema {
-	return map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[qa.TaskType](): enumOf(qa.TaskTypes()...),
-		reflect.TypeFor[qa.Outcome]():  enumOf(qa.Outcomes()...),
-		reflect.TypeFor[qa.Profile]():  enumOf(qa.Profiles()...),
-		reflect.TypeFor[qa.Bundle]():   enumOf(qa.Bundles()...),
-		reflect.TypeFor[qa.Step]():     enumOf(allSteps()...),
-		reflect.TypeFor[qa.Status](): enumOf(qa.StatusActive, qa.StatusAwaitingHostOutcome, qa.StatusCompleted,
-			qa.StatusPartial, qa.StatusBlocked, qa.StatusExpired),
-		reflect.TypeFor[qa.ReasonCode](): enumOf(qa.ReasonEvidenceGap, qa.ReasonCrossRepository, qa.ReasonRootCause,
-			qa.ReasonHighBlastRadius, qa.ReasonHighRiskDomain, qa.ReasonEvidenceConflict, qa.ReasonNonReproducible),
-		reflect.TypeFor[qa.DeepRule](): enumOf(qa.RuleHighRiskWithUncertainty, qa.RuleMultipleComplexity,
-			qa.RuleCriticalEvidenceConflict),
-		reflect.TypeFor[qa.Confidence](): enumOf(qa.ConfidenceHigh, qa.ConfidenceMedium, qa.ConfidenceLow),
-		reflect.TypeFor[qa.Severity]():   enumOf(qa.SeverityHigh, qa.SeverityMedium, qa.SeverityLow),
-		reflect.TypeFor[qa.Verdict](): enumOf(qa.VerdictConfirmed, qa.VerdictRejected, qa.VerdictDuplicate,
-			qa.VerdictUnverified),
-		reflect.TypeFor[qa.RefutationStatus](): enumOf(qa.RefutationRefuted, qa.RefutationNotRefuted,
-			qa.RefutationUnverified),
-		reflect.TypeFor[qa.EvidenceKind](): enumOf(qa.EvidenceSource, qa.EvidenceDiff, qa.EvidenceRequirement,
-			qa.EvidenceRuntime, qa.EvidenceOther),
-		reflect.TypeFor[qa.RuleKind](): enumOf(qa.RuleKindRaise, qa.RuleKindGuard),
-		reflect.TypeFor[qa.AttemptOutcome](): enumOf(qa.AttemptCompleted, qa.AttemptRetryableError, qa.AttemptTimeout,
-			qa.AttemptFailed, qa.AttemptCancelled),
-		reflect.TypeFor[qa.Provider](): enumOf(qa.ProviderOpenAI, qa.ProviderAnthropic),
-		reflect.TypeFor[qa.Reasoning](): enumOf(qa.ReasoningNone, qa.ReasoningMinimal, qa.ReasoningLow,
-			qa.ReasoningMedium, qa.ReasoningHigh, qa.ReasoningXHigh, qa.ReasoningMax),
-		reflect.TypeFor[findings.Severity](): enumOf(findings.Severities[:]...),
-		reflect.TypeFor[time.Time]():         {Type: "string", Format: "date-time"},
+	m := map[reflect.Type]*jsonschema.Schema{}
+	for t, vals := range qa.EnumValues() {
+		m[t] = enumOf(vals...)
 	}
+	m[reflect.TypeFor[findings.Severity]()] = enumOf(findings.Severities[:]...)
+	m[reflect.TypeFor[time.Time]()] = &jsonschema.Schema{Type: "string", Format: "date-time"}
+	return m
 }
 
 // schemaFor infers the schema of T with enums, then applies patch (which may
@@ -73,6 +49,7 @@ func schemaFor[T any](patch func(*jsonschema.Schema)) (*jsonschema.Schema, error
 	if err != nil {
 		return nil, err
 	}
+	applyRules(s, reflect.TypeFor[T](), qa.FieldRules())
 	if patch != nil {
 		patch(s)
 	}
@@ -132,40 +109,110 @@ func prop(s *jsonschema.Schema, path ...string) *jsonschema.Schema {
 	return s
 }
 
-func setEnum(s *jsonschema.Schema, vals []string) {
-	s.Enum = make([]any, len(vals))
-	for i, v := range vals {
-		s.Enum[i] = v
+// applyRules walks s alongside the Go type t it was inferred from and
+// adds the keywords of every qa.Rule of a field of t (or of a nested type).
+func applyRules(s *jsonschema.Schema, t reflect.Type, rules map[reflect.Type]map[string]qa.Rule) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		applyRules(s.Items, t.Elem(), rules)
+		return
+	case reflect.Struct:
+		if t == reflect.TypeFor[time.Time]() {
+			return
+		}
+	default:
+		return
+	}
+	fields := rules[t]
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			applyRules(s, f.Type, rules) // promoted into the same object
+			continue
+		}
+		name := jsonName(f)
+		if name == "" {
+			continue
+		}
+		ps := s.Properties[name]
+		if ps == nil {
+			continue
+		}
+		if r, ok := fields[name]; ok {
+			applyRule(ps, f.Type, r)
+		}
+		applyRules(ps, f.Type, rules)
 	}
 }
 
-// patchAdvanceInput narrows completed_step to the steps a host may report.
-func patchAdvanceInput(s *jsonschema.Schema) {
-	steps := qa.CompletableSteps()
-	vals := make([]string, len(steps))
-	for i, st := range steps {
-		vals[i] = string(st)
+// applyRule sets r's keywords on the schema of one property of Go type t.
+// A list's own keywords go on the list, which is then never null; the
+// string keywords go on its items.
+func applyRule(ps *jsonschema.Schema, t reflect.Type, r qa.Rule) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	setEnum(prop(s, "completed_step"), vals)
-}
-
-// patchExportInput publishes block_on's severities.
-func patchExportInput(s *jsonschema.Schema) {
-	vals := make([]string, len(findings.Severities))
-	for i, sev := range findings.Severities {
-		vals[i] = string(sev)
+	target := ps
+	if t.Kind() == reflect.Slice {
+		ps.Type, ps.Types = "array", nil
+		if r.MinItems > 0 {
+			ps.MinItems = jsonschema.Ptr(r.MinItems)
+		}
+		if r.MaxItems > 0 {
+			ps.MaxItems = jsonschema.Ptr(r.MaxItems)
+		}
+		target = ps.Items
 	}
-	setEnum(prop(s, "block_on"), vals)
+	if r.MinLength > 0 {
+		target.MinLength = jsonschema.Ptr(r.MinLength)
+	}
+	if r.MaxLength > 0 {
+		target.MaxLength = jsonschema.Ptr(r.MaxLength)
+	}
+	target.Pattern = r.Pattern
+	target.Format = cmp.Or(r.Format, target.Format)
+	if len(r.Enum) > 0 {
+		target.Enum = make([]any, len(r.Enum))
+		for i, v := range r.Enum {
+			target.Enum[i] = v
+		}
+	}
+	if r.Minimum != nil {
+		target.Minimum = jsonschema.Ptr(*r.Minimum)
+	}
+	if r.Maximum != nil {
+		target.Maximum = jsonschema.Ptr(*r.Maximum)
+	}
+	if r.Const != nil {
+		v := r.Const
+		target.Const = &v
+		// The one allowed value is never null.
+		if i := slices.Index(target.Types, "null"); i >= 0 && len(target.Types) == 2 {
+			target.Type, target.Types = target.Types[1-i], nil
+		}
+	}
 }
 
-// patchSessionOutput publishes the model_policy modes.
-func patchSessionOutput(s *jsonschema.Schema) {
-	setEnum(prop(s, "model_policy", "mode"), policyModes())
-}
-
-// patchModelPolicyOutput publishes the policy modes.
-func patchModelPolicyOutput(s *jsonschema.Schema) {
-	setEnum(prop(s, "mode"), policyModes())
+// jsonName is a struct field's JSON property name ("" for none), as
+// encoding/json and the schema inference name it.
+func jsonName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return ""
+	case "":
+		return f.Name
+	}
+	return name
 }
 
 // patchCatalogOutput says which keys the task-type map has.

@@ -88,18 +88,18 @@ func registerTools(srv *mcp.Server, o *qa.Orchestrator) error {
 			})
 		},
 		qa.ToolModelPolicy: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, nil, patchModelPolicyOutput, func(context.Context, emptyInput) (qa.ModelPolicyInfo, error) {
+			return addTool(srv, spec, nil, nil, func(context.Context, emptyInput) (qa.ModelPolicyInfo, error) {
 				return o.ModelPolicy(), nil
 			})
 		},
 		qa.ToolStart: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, nil, patchSessionOutput, o.Start)
+			return addTool(srv, spec, nil, nil, o.Start)
 		},
 		qa.ToolAdvance: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, patchAdvanceInput, patchSessionOutput, o.Advance)
+			return addTool(srv, spec, nil, nil, o.Advance)
 		},
 		qa.ToolGet: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, nil, patchSessionOutput, o.Get)
+			return addTool(srv, spec, nil, nil, o.Get)
 		},
 		qa.ToolList: func(spec qa.ToolSpec) error {
 			return addTool(srv, spec, nil, nil, func(ctx context.Context, _ emptyInput) (qa.ListOutput, error) {
@@ -107,13 +107,13 @@ func registerTools(srv *mcp.Server, o *qa.Orchestrator) error {
 			})
 		},
 		qa.ToolFinish: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, nil, patchSessionOutput, o.Finish)
+			return addTool(srv, spec, nil, nil, o.Finish)
 		},
 		qa.ToolDelete: func(spec qa.ToolSpec) error {
 			return addTool(srv, spec, nil, nil, o.Delete)
 		},
 		qa.ToolExport: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, patchExportInput, nil, func(ctx context.Context, in qa.ExportInput) (ExportOutput, error) {
+			return addTool(srv, spec, nil, nil, func(ctx context.Context, in qa.ExportInput) (ExportOutput, error) {
 				exp, err := o.Export(ctx, in)
 				if err != nil {
 					return ExportOutput{}, err
@@ -155,10 +155,10 @@ func annotations(spec qa.ToolSpec) *mcp.ToolAnnotations {
 	return a
 }
 
-// addTool registers one typed tool with schemas inferred from In and Out.
-// The SDK validates arguments against the input schema (unknown properties
-// are rejected: struct schemas are closed) and the result against the
-// output schema, and returns the result as structured content plus its JSON
+// addTool registers one typed tool with schemas inferred from In and Out
+// (with the library's rules, see schemaFor). The SDK validates arguments
+// against the input schema (unknown properties are rejected: struct
+// schemas are closed) and the result against the output schema, and returns the result as structured content plus its JSON
 // text. Errors from call become tool errors (isError) whose text is the
 // library's, so it starts with the fixed error code.
 func addTool[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPatch func(*jsonschema.Schema),

@@ -15,65 +15,36 @@ import (
 func normalizeReviewContext(in *ReviewContextInput) (*ReviewContext, error) {
 	c := &checker{code: CodeInvalidReviewContext}
 	const p = "review_context"
-	c.text(p+".repository", in.Repository, 1, 512)
-	for _, f := range []struct{ name, v string }{{"base_sha", in.BaseSHA}, {"head_sha", in.HeadSHA}} {
-		if !isGitSHA(f.v) {
-			c.failf(p+"."+f.name, "must be 40 or 64 hex characters")
-		}
-	}
-	c.sha256(p+".diff_sha256", in.DiffSHA256)
-	c.sha256(p+".evidence_packet_sha256", in.EvidencePacketSHA256)
+	c.checkRules(p, in, true)
 
-	c.count(p+".changed_files", len(in.ChangedFiles), 1, 500)
 	seenFiles := map[string]bool{}
 	for i, f := range in.ChangedFiles {
-		field := fmt.Sprintf("%s.changed_files[%d]", p, i)
-		c.text(field, f, 1, 1024)
 		if seenFiles[f] {
-			c.failf(field, "duplicate path %q", f)
+			c.failf(fmt.Sprintf("%s.changed_files[%d]", p, i), "duplicate path %q", f)
 		}
 		seenFiles[f] = true
 	}
 
-	c.count(p+".evidence_refs", len(in.EvidenceRefs), 1, 1000)
 	refs := map[string]bool{}
 	for i, r := range in.EvidenceRefs {
-		field := fmt.Sprintf("%s.evidence_refs[%d]", p, i)
-		c.ref(field, r, nil)
 		if refs[r] {
-			c.failf(field, "duplicate evidence ref %q", r)
+			c.failf(fmt.Sprintf("%s.evidence_refs[%d]", p, i), "duplicate evidence ref %q", r)
 		}
 		refs[r] = true
 	}
 
-	c.count(p+".evidence_registry", len(in.EvidenceRegistry), 0, 1000)
 	registry := make([]RegistryEntry, 0, len(in.EvidenceRegistry))
 	covered := map[string]bool{}
 	for i, e := range in.EvidenceRegistry {
 		field := fmt.Sprintf("%s.evidence_registry[%d]", p, i)
-		c.ref(field+".evidence_ref", e.EvidenceRef, refs)
+		c.knownRef(field+".evidence_ref", e.EvidenceRef, refs)
 		if covered[e.EvidenceRef] {
 			c.failf(field+".evidence_ref", "duplicate registry entry for %q", e.EvidenceRef)
 		}
 		covered[e.EvidenceRef] = true
-		if !e.Kind.valid() {
-			c.failf(field+".kind", "must be one of source, diff, requirement, runtime, other")
-		}
-		c.sha256(field+".sha256", e.SHA256)
-		c.optText(field+".path", e.Path, 1, 1024)
-		if e.Revision != nil && !isGitSHA(*e.Revision) {
-			c.failf(field+".revision", "must be 40 or 64 hex characters")
-		}
-		if e.StartLine != nil && *e.StartLine < 1 {
-			c.failf(field+".start_line", "must be >= 1")
-		}
-		if e.EndLine != nil && *e.EndLine < 1 {
-			c.failf(field+".end_line", "must be >= 1")
-		}
 		if e.StartLine != nil && e.EndLine != nil && *e.EndLine < *e.StartLine {
 			c.failf(field+".end_line", "must be >= start_line")
 		}
-		c.optText(field+".locator", e.Locator, 1, 1024)
 		e.SHA256 = strings.ToLower(e.SHA256)
 		e.Revision = lowerPtr(e.Revision)
 		registry = append(registry, e)
@@ -117,27 +88,18 @@ func normalizeReviewContext(in *ReviewContextInput) (*ReviewContext, error) {
 	}, nil
 }
 
+// normalizeRules checks what the rules' schema cannot (unique ids, valid
+// globs; checkRules has run) and returns the stored form.
 func normalizeRules(c *checker, in *ReviewRules) *ReviewRules {
 	const p = "review_context.review_rules"
-	if in.SchemaVersion != nil && *in.SchemaVersion != 1 {
-		c.failf(p+".schema_version", "must be 1")
-	}
-	c.count(p+".rules", len(in.Rules), 0, 100)
 	seen := map[string]bool{}
 	out := make([]ReviewRule, 0, len(in.Rules))
 	for i, r := range in.Rules {
 		field := fmt.Sprintf("%s.rules[%d]", p, i)
-		if !isRuleID(r.RuleID) {
-			c.failf(field+".rule_id", "must match %s", patternRuleID)
-		}
 		if seen[r.RuleID] {
 			c.failf(field+".rule_id", "duplicate rule_id %q", r.RuleID)
 		}
 		seen[r.RuleID] = true
-		if r.Kind != RuleKindRaise && r.Kind != RuleKindGuard {
-			c.failf(field+".kind", "must be raise or guard")
-		}
-		c.count(field+".paths", len(r.Paths), 1, 32)
 		for j, g := range r.Paths {
 			gf := fmt.Sprintf("%s.paths[%d]", field, j)
 			if g == "" {
@@ -146,9 +108,6 @@ func normalizeRules(c *checker, in *ReviewRules) *ReviewRules {
 				c.failf(gf, "is not a valid glob: %v", err)
 			}
 		}
-		c.text(field+".condition", r.Condition, 1, 2000)
-		c.text(field+".text", r.Text, 1, 2000)
-		c.text(field+".rationale", r.Rationale, 1, 2000)
 		r.Paths = slices.Clone(r.Paths)
 		out = append(out, r)
 	}

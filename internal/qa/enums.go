@@ -1,6 +1,9 @@
 package qa
 
-import "slices"
+import (
+	"reflect"
+	"slices"
+)
 
 // TaskType is the broad request category passed to start.
 type TaskType string
@@ -111,6 +114,9 @@ func CompletableSteps() []Step {
 	return []Step{StepTriage, StepPrimaryReview, StepDeepReview, StepSynthesis}
 }
 
+// Steps returns every step in declaration order.
+func Steps() []Step { return append(CompletableSteps(), StepAwaitingHostOutcome) }
+
 // Status is a session's lifecycle status.
 type Status string
 
@@ -124,6 +130,11 @@ const (
 	StatusBlocked             Status = "blocked"
 	StatusExpired             Status = "expired"
 )
+
+// Statuses returns every status in declaration order.
+func Statuses() []Status {
+	return []Status{StatusActive, StatusAwaitingHostOutcome, StatusCompleted, StatusPartial, StatusBlocked, StatusExpired}
+}
 
 // countsAsActive reports whether a session with status s holds one of the
 // active slots; everything else is a retained terminal session that may be
@@ -144,6 +155,12 @@ const (
 	ReasonNonReproducible  ReasonCode = "non_reproducible"
 )
 
+// ReasonCodes returns every reason code in declaration order.
+func ReasonCodes() []ReasonCode {
+	return []ReasonCode{ReasonEvidenceGap, ReasonCrossRepository, ReasonRootCause, ReasonHighBlastRadius,
+		ReasonHighRiskDomain, ReasonEvidenceConflict, ReasonNonReproducible}
+}
+
 // DeepRule names a deep-review escalation rule.
 type DeepRule string
 
@@ -153,6 +170,11 @@ const (
 	RuleMultipleComplexity       DeepRule = "multiple_complexity_signals"
 	RuleCriticalEvidenceConflict DeepRule = "critical_evidence_conflict"
 )
+
+// DeepRules returns every deep-review rule in evaluation order.
+func DeepRules() []DeepRule {
+	return []DeepRule{RuleHighRiskWithUncertainty, RuleMultipleComplexity, RuleCriticalEvidenceConflict}
+}
 
 // Confidence is a candidate's evidence confidence.
 type Confidence string
@@ -164,9 +186,8 @@ const (
 	ConfidenceLow    Confidence = "low"
 )
 
-func (c Confidence) valid() bool {
-	return c == ConfidenceHigh || c == ConfidenceMedium || c == ConfidenceLow
-}
+// Confidences returns every confidence level.
+func Confidences() []Confidence { return []Confidence{ConfidenceHigh, ConfidenceMedium, ConfidenceLow} }
 
 // Severity is the host-owned impact severity of a confirmed final finding.
 type Severity string
@@ -178,7 +199,8 @@ const (
 	SeverityLow    Severity = "low"
 )
 
-func (s Severity) valid() bool { return s == SeverityHigh || s == SeverityMedium || s == SeverityLow }
+// Severities returns every severity a final finding may carry.
+func Severities() []Severity { return []Severity{SeverityHigh, SeverityMedium, SeverityLow} }
 
 // Verdict is the host's decision on one profile candidate.
 type Verdict string
@@ -191,8 +213,9 @@ const (
 	VerdictUnverified Verdict = "unverified"
 )
 
-func (v Verdict) valid() bool {
-	return v == VerdictConfirmed || v == VerdictRejected || v == VerdictDuplicate || v == VerdictUnverified
+// Verdicts returns every verdict.
+func Verdicts() []Verdict {
+	return []Verdict{VerdictConfirmed, VerdictRejected, VerdictDuplicate, VerdictUnverified}
 }
 
 // RefutationStatus is the outcome of the host's refutation attempt.
@@ -205,8 +228,9 @@ const (
 	RefutationUnverified RefutationStatus = "unverified"
 )
 
-func (r RefutationStatus) valid() bool {
-	return r == RefutationRefuted || r == RefutationNotRefuted || r == RefutationUnverified
+// RefutationStatuses returns every refutation status.
+func RefutationStatuses() []RefutationStatus {
+	return []RefutationStatus{RefutationRefuted, RefutationNotRefuted, RefutationUnverified}
 }
 
 // EvidenceKind classifies an evidence registry entry.
@@ -221,12 +245,9 @@ const (
 	EvidenceOther       EvidenceKind = "other"
 )
 
-func (k EvidenceKind) valid() bool {
-	switch k {
-	case EvidenceSource, EvidenceDiff, EvidenceRequirement, EvidenceRuntime, EvidenceOther:
-		return true
-	}
-	return false
+// EvidenceKinds returns every evidence kind.
+func EvidenceKinds() []EvidenceKind {
+	return []EvidenceKind{EvidenceSource, EvidenceDiff, EvidenceRequirement, EvidenceRuntime, EvidenceOther}
 }
 
 // RuleKind is a review rule's kind.
@@ -237,6 +258,9 @@ const (
 	RuleKindRaise RuleKind = "raise"
 	RuleKindGuard RuleKind = "guard"
 )
+
+// RuleKinds returns every review rule kind.
+func RuleKinds() []RuleKind { return []RuleKind{RuleKindRaise, RuleKindGuard} }
 
 // AttemptOutcome is the result of one executor call in execution_metrics.
 type AttemptOutcome string
@@ -250,10 +274,41 @@ const (
 	AttemptCancelled      AttemptOutcome = "cancelled"
 )
 
-func (a AttemptOutcome) valid() bool {
-	switch a {
-	case AttemptCompleted, AttemptRetryableError, AttemptTimeout, AttemptFailed, AttemptCancelled:
-		return true
+// AttemptOutcomes returns every attempt outcome.
+func AttemptOutcomes() []AttemptOutcome {
+	return []AttemptOutcome{AttemptCompleted, AttemptRetryableError, AttemptTimeout, AttemptFailed, AttemptCancelled}
+}
+
+// EnumValues maps every fixed-value string type of the wire to its values,
+// in declaration order. It is the one list both sides use: the MCP adapter
+// publishes each as a JSON Schema enum, and the library's rule check
+// (checkRules) rejects any other value of these types.
+func EnumValues() map[reflect.Type][]string {
+	return map[reflect.Type][]string{
+		reflect.TypeFor[TaskType]():         strs(TaskTypes()),
+		reflect.TypeFor[Outcome]():          strs(Outcomes()),
+		reflect.TypeFor[Profile]():          strs(Profiles()),
+		reflect.TypeFor[Bundle]():           strs(Bundles()),
+		reflect.TypeFor[Step]():             strs(Steps()),
+		reflect.TypeFor[Status]():           strs(Statuses()),
+		reflect.TypeFor[ReasonCode]():       strs(ReasonCodes()),
+		reflect.TypeFor[DeepRule]():         strs(DeepRules()),
+		reflect.TypeFor[Confidence]():       strs(Confidences()),
+		reflect.TypeFor[Severity]():         strs(Severities()),
+		reflect.TypeFor[Verdict]():          strs(Verdicts()),
+		reflect.TypeFor[RefutationStatus](): strs(RefutationStatuses()),
+		reflect.TypeFor[EvidenceKind]():     strs(EvidenceKinds()),
+		reflect.TypeFor[RuleKind]():         strs(RuleKinds()),
+		reflect.TypeFor[AttemptOutcome]():   strs(AttemptOutcomes()),
+		reflect.TypeFor[Provider]():         strs(Providers()),
+		reflect.TypeFor[Reasoning]():        strs(ReasoningLevels()),
 	}
-	return false
+}
+
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }

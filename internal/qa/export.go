@@ -254,6 +254,12 @@ func BuildExport(s Session, repo, blockOn string) (FindingsExport, error) {
 
 // Export reads a session and builds its findings export.
 func (o *Orchestrator) Export(ctx context.Context, in ExportInput) (FindingsExport, error) {
+	// block_on's value set is a rule (published as an enum); in process
+	// the library also takes it in any case, as BuildExport does.
+	in.BlockOn = lowerPtr(in.BlockOn)
+	if err := checkArgs(in); err != nil {
+		return FindingsExport{}, err
+	}
 	s, err := o.Get(ctx, GetInput{RunID: in.RunID})
 	if err != nil {
 		return FindingsExport{}, err

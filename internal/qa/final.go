@@ -25,7 +25,7 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 	c := &checker{code: CodeInvalidFinalReport}
 	const p = "final_review_report"
 	known := s.evidenceSet()
-	c.text(p+".summary", r.Summary, 1, 5000)
+	c.checkRules(p, &r, true)
 
 	completed := map[Profile]bool{}
 	for _, cp := range s.CompletedProfiles {
@@ -35,8 +35,6 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 	for i, pr := range r.ProfilesReviewed {
 		f := fmt.Sprintf("%s.profiles_reviewed[%d]", p, i)
 		switch {
-		case !pr.Valid():
-			c.failf(f, "unknown profile %q", pr)
 		case reviewed[pr]:
 			c.failf(f, "duplicate profile %q", pr)
 		case !completed[pr]:
@@ -63,30 +61,19 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 		}
 	}
 
-	c.count(p+".finding_candidates", len(r.FindingCandidates), 0, 100)
 	finals := map[string]int{}
 	sourceOf := map[candidateKey]string{} // profile candidate → final finding listing it
 	for i, fc := range r.FindingCandidates {
 		f := fmt.Sprintf("%s.finding_candidates[%d]", p, i)
-		validateCandidateFields(c, f, fc.CandidateID, fc.Title, fc.Description, fc.Confidence, fc.VerificationGap,
-			fc.EvidenceRefs, fc.AffectedArea, fc.Impact, fc.FailureCondition, fc.FlipCondition, fc.SourceLocations, known)
+		checkCandidate(c, f, fc.EvidenceRefs, fc.SourceLocations, known)
 		if _, dup := finals[fc.CandidateID]; dup {
 			c.failf(f+".candidate_id", "duplicate candidate_id %q", fc.CandidateID)
 		}
 		finals[fc.CandidateID] = i
-		if fc.Severity != nil && !fc.Severity.valid() {
-			c.failf(f+".severity", "must be high, medium, low or null")
-		}
-		if len(fc.SourceProfiles) == 0 {
-			c.failf(f+".source_profiles", "must name at least one completed profile")
-		}
 		for j, sp := range fc.SourceProfiles {
 			if !completed[sp] {
 				c.failf(fmt.Sprintf("%s.source_profiles[%d]", f, j), "%q is not a completed profile of this session", sp)
 			}
-		}
-		if len(fc.SourceCandidates) == 0 {
-			c.failf(f+".source_candidates", "must name at least one profile-report candidate")
 		}
 		for j, sc := range fc.SourceCandidates {
 			sf := fmt.Sprintf("%s.source_candidates[%d]", f, j)
@@ -105,7 +92,6 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 		}
 	}
 
-	c.count(p+".candidate_decisions", len(r.CandidateDecisions), 0, 1000)
 	decided := map[candidateKey]bool{}
 	confirmedFor := map[string]bool{}
 	decisions := make([]CandidateDecision, 0, len(r.CandidateDecisions))
@@ -120,9 +106,6 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 			c.failf(f+".source", "candidate %s/%s already has a decision", d.Source.Profile, d.Source.CandidateID)
 		}
 		decided[k] = true
-		if !d.Verdict.valid() {
-			c.failf(f+".verdict", "must be confirmed, rejected, duplicate or unverified")
-		}
 		switch d.Verdict {
 		case VerdictConfirmed, VerdictDuplicate:
 			if d.FinalFindingID == nil {
@@ -145,8 +128,7 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 				c.failf(f+".final_finding_id", "must be null for verdict %s", d.Verdict)
 			}
 		}
-		c.text(f+".rationale", d.Rationale, 1, 2000)
-		c.refs(f+".evidence_refs", d.EvidenceRefs, 1, 32, known)
+		c.known(f+".evidence_refs", d.EvidenceRefs, known)
 		if d.Refutation != nil {
 			ref := *d.Refutation
 			validateRefutation(c, f+".refutation", &ref, d.Verdict, stored, ok, reports[k], s, known)
@@ -172,8 +154,8 @@ func normalizeFinalReport(s *Session, r FinalReviewReport) (FinalReviewReport, e
 			}
 		}
 	}
-	validateNotes(c, p+".coverage_gaps", r.CoverageGaps, known)
-	validateNotes(c, p+".unverified", r.Unverified, known)
+	checkNotes(c, p+".coverage_gaps", r.CoverageGaps, known)
+	checkNotes(c, p+".unverified", r.Unverified, known)
 	validateRulesHash(c, p+".review_rules_sha256", r.ReviewRulesSHA256, s)
 	if err := c.result(); err != nil {
 		return FinalReviewReport{}, err
@@ -195,34 +177,26 @@ func decidedInto(ds []CandidateDecision, k candidateKey, final string) bool {
 
 func validateRefutation(c *checker, f string, ref *Refutation, verdict Verdict, stored ProfileCandidate, found bool,
 	rep ProfileReport, s *Session, known map[string]bool) {
-	if !ref.Status.valid() {
-		c.failf(f+".status", "must be refuted, not_refuted or unverified")
-	}
 	if ref.Status == RefutationRefuted && verdict != VerdictRejected {
 		c.failf(f+".status", "refuted is only compatible with verdict rejected")
 	}
-	c.sha256(f+".candidate_sha256", ref.CandidateSHA256)
-	if found && isSHA256(ref.CandidateSHA256) {
+	if found {
 		want, err := CandidateSHA256(stored)
 		if err != nil || !strings.EqualFold(want, ref.CandidateSHA256) {
 			c.failf(f+".candidate_sha256", "does not match the stored candidate (expected %s)", want)
 		}
 	}
-	c.sha256(f+".context_sha256", ref.ContextSHA256)
-	if isSHA256(ref.ContextSHA256) {
-		var allowed []string
-		if s.ReviewContext != nil {
-			allowed = append(allowed, s.ReviewContext.EvidencePacketSHA256)
-		}
-		if rep.ContextSelection != nil {
-			allowed = append(allowed, rep.ContextSelection.SelectedPacketSHA256)
-		}
-		if len(allowed) > 0 && !slices.Contains(allowed, strings.ToLower(ref.ContextSHA256)) {
-			c.failf(f+".context_sha256", "must equal evidence_packet_sha256 or the profile's selected_packet_sha256")
-		}
+	var allowed []string
+	if s.ReviewContext != nil {
+		allowed = append(allowed, s.ReviewContext.EvidencePacketSHA256)
 	}
-	c.text(f+".rationale", ref.Rationale, 1, 2000)
-	c.refs(f+".evidence_refs", ref.EvidenceRefs, 1, 32, known)
+	if rep.ContextSelection != nil {
+		allowed = append(allowed, rep.ContextSelection.SelectedPacketSHA256)
+	}
+	if len(allowed) > 0 && !slices.Contains(allowed, strings.ToLower(ref.ContextSHA256)) {
+		c.failf(f+".context_sha256", "must equal evidence_packet_sha256 or the profile's selected_packet_sha256")
+	}
+	c.known(f+".evidence_refs", ref.EvidenceRefs, known)
 	ref.CandidateSHA256 = strings.ToLower(ref.CandidateSHA256)
 	ref.ContextSHA256 = strings.ToLower(ref.ContextSHA256)
 }

@@ -2,6 +2,7 @@ package qa
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +17,9 @@ const (
 	ProviderAnthropic Provider = "anthropic"
 )
 
+// Providers returns every provider.
+func Providers() []Provider { return []Provider{ProviderOpenAI, ProviderAnthropic} }
+
 // Reasoning is a reasoning-effort level.
 type Reasoning string
 
@@ -29,6 +33,11 @@ const (
 	ReasoningXHigh   Reasoning = "xhigh"
 	ReasoningMax     Reasoning = "max"
 )
+
+// ReasoningLevels returns every reasoning level in declaration order.
+func ReasoningLevels() []Reasoning {
+	return []Reasoning{ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax}
+}
 
 // Model policy modes (seed v0.2.5).
 const (
@@ -173,13 +182,41 @@ func (m ModelSelection) Validate() error {
 }
 
 // ParseModelSelection decodes and validates a policy file's bytes. Unknown
-// keys are rejected because the policy object is closed.
+// keys are rejected because the policy object is closed. The four
+// *_reasoning keys may be omitted (or null): the anchor's defaults apply,
+// as in DefaultModelSelection (triage max, primary medium, deep high,
+// synthesis medium), and a default the stage's model does not support is
+// reported as such, naming the key to set.
 func ParseModelSelection(data []byte) (ModelSelection, error) {
-	var m ModelSelection
+	def := DefaultModelSelection()
+	m := ModelSelection{TriageReasoning: def.TriageReasoning, PrimaryReasoning: def.PrimaryReasoning,
+		DeepReasoning: def.DeepReasoning, SynthesisReasoning: def.SynthesisReasoning}
 	if err := decodeStrict(data, &m); err != nil {
 		return ModelSelection{}, newError(CodeInvalidModelPolicy, "", err.Error())
 	}
-	return m, m.Validate()
+	var given map[string]json.RawMessage
+	_ = json.Unmarshal(data, &given) // decodeStrict accepted it: an object
+	err := m.Validate()
+	var qe *Error
+	if errors.As(err, &qe) && strings.HasSuffix(qe.Field, "_reasoning") {
+		if raw, ok := given[qe.Field]; !ok || string(raw) == "null" {
+			qe.Detail = fmt.Sprintf("omitted, so the default %s applies, but %s; set %s", defaultReasoning(def, qe.Field), qe.Detail, qe.Field)
+		}
+	}
+	return m, err
+}
+
+// defaultReasoning is the default of one *_reasoning key.
+func defaultReasoning(def ModelSelection, key string) Reasoning {
+	switch key {
+	case "triage_reasoning":
+		return def.TriageReasoning
+	case "primary_reasoning":
+		return def.PrimaryReasoning
+	case "deep_reasoning":
+		return def.DeepReasoning
+	}
+	return def.SynthesisReasoning
 }
 
 // ModelPolicy is the per-step policy handed to the host. It has two wire

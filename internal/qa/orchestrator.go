@@ -70,6 +70,13 @@ type Config struct {
 	ModelSelection   *ModelSelection  // default: DefaultModelSelection(); validated
 	HostDefaultModel bool             // hand out {mode: host_default} policies
 	Random           io.Reader        // run-id entropy; default: crypto/rand
+	// RemoveFinished deletes a session from the store as soon as finish
+	// records its outcome (the anchor's behaviour; QA-CONTRACT §8 "an option
+	// removes them at finish"); the finish call still returns the finished
+	// session. Off by default: finished sessions are retained until they
+	// expire or are evicted, because export_qa_findings and a repeated
+	// finish read them; with it, both answer "unknown run_id" afterwards.
+	RemoveFinished bool
 }
 
 // Orchestrator runs QA sessions. It is safe for concurrent use; operations
@@ -85,6 +92,8 @@ type Orchestrator struct {
 	hostDefault bool
 	random      io.Reader
 	lastPurge   time.Time
+	// removeFinished: see Config.RemoveFinished.
+	removeFinished bool
 }
 
 // purgeEvery bounds how often lookups sweep the store for expired
@@ -97,7 +106,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		return nil, errCode(CodeLimitsNotPositive)
 	}
 	o := &Orchestrator{store: cfg.Store, now: cfg.Clock, ttl: cfg.TTL, max: cfg.MaxSessions,
-		hostDefault: cfg.HostDefaultModel, random: cfg.Random}
+		hostDefault: cfg.HostDefaultModel, random: cfg.Random, removeFinished: cfg.RemoveFinished}
 	if o.store == nil {
 		o.store = store.NewMemory()
 	}
@@ -149,6 +158,9 @@ type loaded struct {
 	sess      Session
 	finalized bool
 	revision  int64
+	// remove asks mutate to delete the record (conditionally on revision)
+	// instead of writing sess back: Config.RemoveFinished at finish.
+	remove bool
 }
 
 // ValidateRecord checks that a stored row holds a session this version can
@@ -339,8 +351,8 @@ func (o *Orchestrator) Start(ctx context.Context, in StartInput) (Session, error
 
 // Get returns one session. Reading never extends its TTL.
 func (o *Orchestrator) Get(ctx context.Context, in GetInput) (Session, error) {
-	if !isRunID(in.RunID) {
-		return Session{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
+	if err := checkArgs(in); err != nil {
+		return Session{}, err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -381,18 +393,14 @@ func (o *Orchestrator) List(ctx context.Context) (ListOutput, error) {
 	return out, nil
 }
 
-func checkRequestID(id *string) error {
-	if id != nil && !isRequestID(*id) {
-		return newError(CodeInvalidArgument, "request_id", "must match "+patternRequestID)
-	}
-	return nil
-}
-
-func checkExpected(rev *int64) error {
-	if rev != nil && *rev < 0 {
-		return newError(CodeInvalidArgument, "expected_revision", "must be >= 0")
-	}
-	return nil
+// checkArgs applies the rules of a tool input's own fields (run_id,
+// request_id, expected_revision, enums; see FieldRules) as invalid
+// argument errors. Nested reports are checked by their validators, under
+// their own codes.
+func checkArgs(in any) error {
+	c := &checker{code: CodeInvalidArgument}
+	c.checkRules("", in, false)
+	return c.result()
 }
 
 // requestHash is sha256(JCS({tool, arguments})) over the typed arguments
@@ -512,6 +520,18 @@ func (o *Orchestrator) mutate(ctx context.Context, runID string, op func(now tim
 		if !changed {
 			return l.sess, nil
 		}
+		if l.remove {
+			err := o.store.Delete(ctx, runID, prev)
+			switch {
+			case errors.Is(err, store.ErrConflict):
+				continue
+			case errors.Is(err, store.ErrNotFound):
+				return Session{}, errCode(CodeUnknownRunID)
+			case err != nil:
+				return Session{}, storeError(CodeStoreUpdate, err)
+			}
+			return l.sess, nil
+		}
 		out, err := o.save(ctx, l.sess, l.finalized, prev)
 		if errors.Is(err, store.ErrConflict) {
 			continue
@@ -525,28 +545,7 @@ func (o *Orchestrator) mutate(ctx context.Context, runID string, op func(now tim
 }
 
 func checkAdvanceShape(in AdvanceInput) error {
-	if !isRunID(in.RunID) {
-		return newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
-	}
-	if !slices.Contains(CompletableSteps(), in.CompletedStep) {
-		return newError(CodeInvalidArgument, "completed_step", "must be triage, primary_review, deep_review or synthesis")
-	}
-	if !in.Status.Valid() {
-		return newError(CodeInvalidArgument, "status", "must be completed, partial or blocked")
-	}
-	if in.SelectedBundle != nil && !in.SelectedBundle.Valid() {
-		return newError(CodeInvalidArgument, "selected_bundle", fmt.Sprintf("unknown bundle %q", *in.SelectedBundle))
-	}
-	if in.SelectedProfile != nil && !in.SelectedProfile.Valid() {
-		return newError(CodeInvalidArgument, "selected_profile", fmt.Sprintf("unknown profile %q", *in.SelectedProfile))
-	}
-	if in.CompletedProfile != nil && !in.CompletedProfile.Valid() {
-		return newError(CodeInvalidArgument, "completed_profile", fmt.Sprintf("unknown profile %q", *in.CompletedProfile))
-	}
-	if err := checkRequestID(in.RequestID); err != nil {
-		return err
-	}
-	if err := checkExpected(in.ExpectedRevision); err != nil {
+	if err := checkArgs(in); err != nil {
 		return err
 	}
 	completed := in.Status == OutcomeCompleted
@@ -777,18 +776,15 @@ func checkResentReport(s *Session, fr *FinalReviewReport) error {
 }
 
 // Finish records the final outcome. Repeating the same outcome on a
-// finalized session returns it unchanged without refreshing its TTL.
+// finalized session returns it unchanged without refreshing its TTL. The
+// finished session stays in the store until it expires or is evicted
+// (QA-CONTRACT §8; every store alike), unless Config.RemoveFinished
+// deletes it here.
 func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, error) {
 	if !in.Outcome.Valid() {
 		return Session{}, errCode(CodeInvalidFinalOutcome)
 	}
-	if !isRunID(in.RunID) {
-		return Session{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
-	}
-	if err := checkRequestID(in.RequestID); err != nil {
-		return Session{}, err
-	}
-	if err := checkExpected(in.ExpectedRevision); err != nil {
+	if err := checkArgs(in); err != nil {
 		return Session{}, err
 	}
 	args := in
@@ -824,6 +820,7 @@ func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, err
 		s.ModelPolicy = nil
 		s.NextAction = recordedAction(in.Outcome)
 		l.finalized = true
+		l.remove = o.removeFinished
 		o.commit(s, now, in.RequestID, hash)
 		return true, nil
 	})
@@ -832,13 +829,7 @@ func (o *Orchestrator) Finish(ctx context.Context, in FinishInput) (Session, err
 // Delete discards a session at any stage. Unknown and expired ids succeed:
 // "deleted" means the session is now absent.
 func (o *Orchestrator) Delete(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
-	if !isRunID(in.RunID) {
-		return DeleteOutput{}, newError(CodeInvalidArgument, "run_id", "must match "+patternRunID)
-	}
-	if err := checkRequestID(in.RequestID); err != nil {
-		return DeleteOutput{}, err
-	}
-	if err := checkExpected(in.ExpectedRevision); err != nil {
+	if err := checkArgs(in); err != nil {
 		return DeleteOutput{}, err
 	}
 	o.mu.Lock()

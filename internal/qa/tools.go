@@ -36,7 +36,7 @@ func Tools() []ToolSpec {
 		readOnly(ToolList, "List retained QA sessions",
 			"List unexpired sessions, newest expiry first. Never purges or writes."),
 		{Name: ToolFinish, Title: "Record final QA outcome", IdempotentHint: true,
-			Description: "Record the final outcome (completed, partial or blocked) after synthesis or an early stop. A completed review-bound outcome requires a final review report. Repeating the same outcome returns the session unchanged."},
+			Description: "Record the final outcome (completed, partial or blocked) after synthesis or an early stop. A completed review-bound outcome requires a final review report. Repeating the same outcome returns the session unchanged. A finished session is retained until it expires or is evicted, so export_qa_findings and a repeated finish keep working, unless the server is configured to remove sessions at finish."},
 		{Name: ToolDelete, Title: "Discard QA session", DestructiveHint: true, IdempotentHint: true,
 			Description: "Discard a session at any stage and free its capacity. Unknown and expired ids succeed too. Use only when the user asks to discard a session; it records no outcome."},
 		readOnly(ToolExport, "Export QA findings",

@@ -7,18 +7,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
-// Wire patterns, spelled out for error messages. The matchers below are
-// hand-written so the package needs no package-level compiled regexps.
-const (
-	patternRunID       = "^qar-[0-9a-f]{32}$"
-	patternRequestID   = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-	patternEvidenceRef = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$ (at most 128 characters)"
-	patternRuleID      = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-	patternCandidateID = "^F-[0-9]{2,}$"
-)
+// The wire constraints themselves (lengths, counts, patterns, ranges,
+// value sets) are data in rules.go, shared with the published schemas; the
+// validators here and in context.go, report.go and final.go run
+// checkRules first and then check what a schema cannot say: duplicates,
+// membership in the session's evidence refs, cross-field order, and the
+// bindings to the session's state.
 
 func isAlnum(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
@@ -31,37 +27,6 @@ func isIdent(s string, max int, extra string) bool {
 	}
 	for i := 1; i < len(s); i++ {
 		if !isAlnum(s[i]) && strings.IndexByte(extra, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func isHex(s string, lowerOnly bool) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || !lowerOnly && c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return s != ""
-}
-
-func isSHA256(s string) bool { return len(s) == 64 && isHex(s, false) }
-func isGitSHA(s string) bool { return (len(s) == 40 || len(s) == 64) && isHex(s, false) }
-func isRunID(s string) bool {
-	return len(s) == 36 && strings.HasPrefix(s, "qar-") && isHex(s[4:], true)
-}
-func isRef(s string) bool       { return isIdent(s, 128, "._:/-") }
-func isRuleID(s string) bool    { return isIdent(s, 128, "._-") }
-func isRequestID(s string) bool { return isIdent(s, 128, "._:-") }
-
-func isCandidateID(s string) bool {
-	if len(s) < 4 || !strings.HasPrefix(s, "F-") {
-		return false
-	}
-	for i := 2; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
@@ -112,49 +77,18 @@ func (c *checker) result() error {
 	return c.err
 }
 
-func (c *checker) text(field, v string, min, max int) {
-	if n := utf8.RuneCountInString(v); n < min || n > max {
-		c.failf(field, "must be %d-%d characters (got %d)", min, max, n)
-	}
-}
-
-func (c *checker) optText(field string, v *string, min, max int) {
-	if v != nil {
-		c.text(field, *v, min, max)
-	}
-}
-
-func (c *checker) count(field string, n, min, max int) {
-	if n < min || n > max {
-		if min == 0 {
-			c.failf(field, "must have at most %d items (got %d)", max, n)
-		} else {
-			c.failf(field, "must have %d-%d items (got %d)", min, max, n)
-		}
-	}
-}
-
-// ref checks one evidence ref; known == nil means the session is unbound and
-// only the pattern applies.
-func (c *checker) ref(field, v string, known map[string]bool) {
-	switch {
-	case !isRef(v):
-		c.failf(field, "must match %s", patternEvidenceRef)
-	case known != nil && !known[v]:
-		c.failf(field, "%q is not an evidence ref of this session's review_context", v)
-	}
-}
-
-func (c *checker) refs(field string, vs []string, min, max int, known map[string]bool) {
-	c.count(field, len(vs), min, max)
+// known checks that every ref in vs is one of the session's evidence refs;
+// known == nil means the session is unbound and only the pattern (a rule)
+// applies.
+func (c *checker) known(field string, vs []string, known map[string]bool) {
 	for i, v := range vs {
-		c.ref(fmt.Sprintf("%s[%d]", field, i), v, known)
+		c.knownRef(fmt.Sprintf("%s[%d]", field, i), v, known)
 	}
 }
 
-func (c *checker) sha256(field, v string) {
-	if !isSHA256(v) {
-		c.failf(field, "must be 64 hex characters")
+func (c *checker) knownRef(field, v string, known map[string]bool) {
+	if known != nil && !known[v] {
+		c.failf(field, "%q is not an evidence ref of this session's review_context", v)
 	}
 }
 

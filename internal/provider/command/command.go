@@ -200,6 +200,9 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	case waitErr = <-done:
 	case <-callCtx.Done():
 		killed = true
+		if testHookKill != nil {
+			testHookKill(proc.Pid)
+		}
 		waitErr = c.stop(proc, done)
 	}
 	// Kill whatever the agent left behind in its group.
@@ -237,6 +240,13 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	resp.JSON = js
 	return resp, nil
 }
+
+// testHookKill, when set, runs when a call's timeout expires or its
+// context ends, before the agent's group is signalled. Tests use it to
+// hold the kill until their fake agent is ready (has started its child),
+// so that what they check does not depend on how fast a loaded machine
+// starts a shell. Always nil outside tests.
+var testHookKill func(pid int)
 
 // stop terminates the group: SIGTERM, then SIGKILL after the grace
 // period. It returns Wait's result.

@@ -67,29 +67,95 @@ func asLLMError(t *testing.T, err error) *llm.Error {
 }
 
 // gone reports whether pid has exited (a zombie waiting for a reaper
-// counts as gone), polling for up to 5 s.
+// counts as gone), polling for up to 30 s. The callers ask after the
+// group was killed, so the bound only decides how long a failure takes
+// to report.
 func gone(t *testing.T, pid int) bool {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		switch {
-		case err == nil:
-			// "pid (comm) S ..." — the state follows the last ')'.
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-				return true
-			}
-		case runtime.GOOS == "linux":
+		if exited(pid) {
 			return true
-		default:
-			if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-				return true
-			}
 		}
 		if time.Now().After(deadline) {
 			return false
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exited reports whether pid is gone or a zombie.
+func exited(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	switch {
+	case err == nil:
+		// "pid (comm) S ..." — the state follows the last ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		return i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+	case runtime.GOOS == "linux":
+		return true
+	default:
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+}
+
+// waitReady waits, with no time limit, until the fake agent has written
+// its child's pid to pidfile (it does so once the child is running), and
+// returns that pid. It gives up, returning 0, when stop says the agent
+// will never get there.
+func waitReady(pidfile string, stop func() bool) int {
+	for {
+		if b, err := os.ReadFile(pidfile); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return pid
+			}
+		}
+		if stop() {
+			return 0
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// holdKillUntilReady makes Complete, once its timeout has expired, wait
+// for the fake agent's readiness before it signals the group: the timeout
+// may expire before a loaded machine has even started the shell, and the
+// test must not depend on that. The returned function gives the time the
+// kill was released (zero if it never was).
+func holdKillUntilReady(t *testing.T, pidfile string) func() time.Time {
+	t.Helper()
+	var released time.Time
+	testHookKill = func(agent int) {
+		if waitReady(pidfile, func() bool { return exited(agent) }) == 0 {
+			t.Errorf("fake agent %d exited before it was ready", agent)
+		}
+		released = time.Now()
+	}
+	t.Cleanup(func() { testHookKill = nil })
+	return func() time.Time { return released }
+}
+
+// completeOrReport runs Complete and returns its error. Should Complete
+// not return (the group outlived the signals it should have died of), it
+// fails the test shortly before the test binary's deadline instead of
+// letting the whole binary time out.
+func completeOrReport(t *testing.T, c *Client, ctx context.Context, what string) error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Complete(ctx, testRequest())
+		errc <- err
+	}()
+	var watchdog <-chan time.Time
+	if d, ok := t.Deadline(); ok {
+		watchdog = time.After(time.Until(d) * 9 / 10)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-watchdog:
+		t.Fatalf("Complete did not return: %s", what)
+		return nil
 	}
 }
 
@@ -210,61 +276,110 @@ func TestAgentIgnoresStdin(t *testing.T) {
 	}
 }
 
+// slowness runs f for an agent that gets ready at once and for one that
+// needs longer than the timeout to start its child (FAKE_AGENT_DELAY),
+// as on a loaded machine: the tests must hold for both.
+func slowness(t *testing.T, f func(t *testing.T)) {
+	for _, tc := range []struct{ name, delay string }{{"prompt agent", ""}, {"slow agent", "0.5"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FAKE_AGENT_DELAY", tc.delay)
+			f(t)
+		})
+	}
+}
+
+// TestTimeoutKillsGroup: when the timeout expires, SIGTERM goes to the
+// agent's whole process group, which ends the agent and the child it
+// started. The kill is held until the child runs (holdKillUntilReady),
+// and the grace period is an hour: Complete returning at all shows that
+// SIGTERM, not the SIGKILL after the grace, ended the group.
 func TestTimeoutKillsGroup(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	t.Setenv("FAKE_AGENT_PIDFILE", pidfile)
-	c := newClient(t, "hang.sh", func(c *Config) {
-		c.Timeout = 300 * time.Millisecond
-		c.KillGrace = 3 * time.Second
+	slowness(t, func(t *testing.T) {
+		pidfile := filepath.Join(t.TempDir(), "pid")
+		t.Setenv("FAKE_AGENT_PIDFILE", pidfile)
+		c := newClient(t, "hang.sh", func(c *Config) {
+			c.Timeout = 300 * time.Millisecond
+			c.KillGrace = time.Hour
+		})
+		released := holdKillUntilReady(t, pidfile)
+		err := completeOrReport(t, c, context.Background(), "SIGTERM did not end the agent's group")
+		if released().IsZero() {
+			t.Fatal("the timeout did not reach the kill")
+		}
+		e := asLLMError(t, err)
+		if e.Kind != llm.Transient || !strings.Contains(e.Msg, "timed out after 300ms") || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v", e)
+		}
+		if llm.KindOf(err) != llm.Transient {
+			t.Errorf("KindOf = %v", llm.KindOf(err))
+		}
+		if pid := readPID(t, pidfile); !gone(t, pid) {
+			t.Errorf("child sleep %d survived", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	})
-	start := time.Now()
-	_, err := c.Complete(context.Background(), testRequest())
-	elapsed := time.Since(start)
-	e := asLLMError(t, err)
-	if e.Kind != llm.Transient || !strings.Contains(e.Msg, "timed out after 300ms") || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("got %v", e)
-	}
-	if llm.KindOf(err) != llm.Transient {
-		t.Errorf("KindOf = %v", llm.KindOf(err))
-	}
-	if elapsed > 2*time.Second {
-		t.Errorf("took %v: SIGTERM should have ended the group well before the grace period", elapsed)
-	}
-	if pid := readPID(t, pidfile); !gone(t, pid) {
-		t.Errorf("child sleep %d survived", pid)
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
 
+// TestTermIgnoredEscalatesToKill: an agent (and child) that ignore
+// SIGTERM get SIGKILL once the grace period is over. The kill is held
+// until the agent ignores SIGTERM and its child runs.
 func TestTermIgnoredEscalatesToKill(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	t.Setenv("FAKE_AGENT_PIDFILE", pidfile)
-	c := newClient(t, "hang_ignore_term.sh", func(c *Config) {
-		c.Timeout = 200 * time.Millisecond
-		c.KillGrace = 300 * time.Millisecond
+	slowness(t, func(t *testing.T) {
+		pidfile := filepath.Join(t.TempDir(), "pid")
+		t.Setenv("FAKE_AGENT_PIDFILE", pidfile)
+		const grace = 300 * time.Millisecond
+		c := newClient(t, "hang_ignore_term.sh", func(c *Config) {
+			c.Timeout = 200 * time.Millisecond
+			c.KillGrace = grace
+		})
+		released := holdKillUntilReady(t, pidfile)
+		err := completeOrReport(t, c, context.Background(), "SIGKILL did not follow the grace period")
+		returned := time.Now()
+		if released().IsZero() {
+			t.Fatal("the timeout did not reach the kill")
+		}
+		if e := asLLMError(t, err); e.Kind != llm.Transient || !strings.Contains(e.Msg, "timed out after 200ms") {
+			t.Errorf("got %v", e)
+		}
+		// A lower bound only: the grace timer starts after the release,
+		// so no load can make this fail unless SIGKILL came early.
+		if d := returned.Sub(released()); d < grace {
+			t.Errorf("returned %v after SIGTERM, before the %v grace period was over", d, grace)
+		}
+		if pid := readPID(t, pidfile); !gone(t, pid) {
+			t.Errorf("child sleep %d survived SIGKILL", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	})
-	start := time.Now()
-	_, err := c.Complete(context.Background(), testRequest())
-	elapsed := time.Since(start)
-	if e := asLLMError(t, err); e.Kind != llm.Transient {
-		t.Errorf("got %v", e)
-	}
-	if elapsed < 500*time.Millisecond || elapsed > 5*time.Second {
-		t.Errorf("took %v, want timeout+grace", elapsed)
-	}
-	if pid := readPID(t, pidfile); !gone(t, pid) {
-		t.Errorf("child sleep %d survived SIGKILL", pid)
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
 
+// TestCallerCancelKillsGroup: cancelling the caller's context kills the
+// group too. The test cancels once the child runs; no timeout is set, so
+// only the cancellation can end the call.
 func TestCallerCancelKillsGroup(t *testing.T) {
+	slowness(t, testCallerCancelKillsGroup)
+}
+
+func testCallerCancelKillsGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	t.Setenv("FAKE_AGENT_PIDFILE", pidfile)
-	c := newClient(t, "hang.sh", nil)
+	c := newClient(t, "hang.sh", func(c *Config) { c.Timeout = -1 })
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := c.Complete(ctx, testRequest())
+	defer cancel()
+	returned := make(chan struct{})
+	go func() {
+		waitReady(pidfile, func() bool {
+			select {
+			case <-returned:
+				return true
+			default:
+				return false
+			}
+		})
+		cancel()
+	}()
+	err := completeOrReport(t, c, ctx, "cancellation did not end the agent's group")
+	close(returned)
 	e := asLLMError(t, err)
 	if e.Kind != llm.Transient || !errors.Is(err, context.Canceled) || !strings.Contains(e.Msg, "cancelled") {
 		t.Errorf("got %v", e)

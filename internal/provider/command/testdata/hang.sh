@@ -1,6 +1,8 @@
 #!/bin/sh
-# Fake agent: spawns a child and hangs forever.
+# Fake agent: spawns a child and hangs forever. FAKE_AGENT_DELAY (seconds)
+# makes it slow to get there, like a loaded machine.
 cat > /dev/null
+[ -n "$FAKE_AGENT_DELAY" ] && sleep "$FAKE_AGENT_DELAY"
 sleep 1000 &
 echo $! > "$FAKE_AGENT_PIDFILE"
 wait
