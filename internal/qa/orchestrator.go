@@ -344,6 +344,11 @@ func (o *Orchestrator) Start(ctx context.Context, in StartInput) (Session, error
 		if errors.Is(err, store.ErrConflict) {
 			continue // run id collision: draw another
 		}
+		if errors.Is(err, store.ErrCapacity) {
+			// Another process sharing the store took the last slot
+			// between our count and the insert.
+			return Session{}, errCode(CodeSessionLimit)
+		}
 		return out, err
 	}
 	return Session{}, newError(CodeStoreWrite, "", "could not allocate a unique run_id")

@@ -28,6 +28,10 @@ const (
 	// ErrConflict: the stored revision did not match the expected one (or a
 	// create found an existing record).
 	ErrConflict Error = "store: revision conflict"
+	// ErrCapacity: a create found the store full of active sessions (a
+	// store that enforces a limit across processes, such as SQLite's
+	// WithMaxSessions); nothing was changed.
+	ErrCapacity Error = "store: active session limit reached"
 )
 
 const (

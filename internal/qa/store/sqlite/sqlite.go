@@ -35,7 +35,9 @@ var (
 	// than the limit allows. From Put creating a record: the store is full
 	// of active sessions, so no retained finished (or expired) row could be
 	// evicted to make room. Nothing was changed in either case.
-	ErrCapacity = errors.New("session store exceeds the configured active session limit")
+	// It wraps store.ErrCapacity, so the orchestrator answers "session
+	// limit" whichever process lost the race.
+	ErrCapacity = fmt.Errorf("session store exceeds the configured active session limit: %w", store.ErrCapacity)
 	// ErrNotWritable: start-up could not write the store (a read-only
 	// file, a directory where SQLite cannot create its journal, a full
 	// disk). Refusing at start beats a server that starts and then fails
