@@ -43,6 +43,15 @@ type ReadInfo struct {
 	Findings int `json:"findings"`
 	// Legacy counts v1 string evidence/impact values upgraded to objects.
 	Legacy int `json:"legacy_upgraded"`
+	// Warnings are values the decoder accepted in a non-canonical form and
+	// normalized, in document order. Today that is a severity (a finding's
+	// severity or gate.block_on) that is not lower-case, such as "HIGH" or
+	// "Medium": it is read as the lower-case value, the way DiffPal's own
+	// reader does, instead of being a problem. A warning never makes a
+	// bundle invalid; callers that want canonical bundles only (`diffpal
+	// validate --strict`) treat warnings as problems. Rewriting the bundle
+	// (Normalize, `diffpal upgrade`) removes them.
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // DecodeOptions tune Decode.
@@ -56,9 +65,10 @@ type DecodeOptions struct {
 }
 
 // Decode parses and validates a bundle in one pass. It returns the decoded
-// bundle (with legacy forms upgraded in memory and Version set to the
-// effective version), every validation problem, and a non-nil error only
-// when data is not a JSON object (a *SyntaxError); then the bundle is nil.
+// bundle (with legacy forms upgraded in memory, severities lower-cased and
+// Version set to the effective version), every validation problem, and a
+// non-nil error only when data is not a JSON object (a *SyntaxError); then
+// the bundle is nil. What was normalized on the way is in info.Warnings.
 func Decode(data []byte, opts DecodeOptions) (b *Bundle, info ReadInfo, problems Problems, err error) {
 	d := &decoder{data: data, opts: opts}
 	defer func() {
@@ -127,6 +137,38 @@ func (d *decoder) pushIdx(i int)   { d.path = append(d.path, pathSeg{idx: i}) }
 func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
 
 func (d *decoder) problem(reason string) { d.v.add(d.pointer(), reason) }
+
+func (d *decoder) warn(reason string) {
+	d.info.Warnings = append(d.info.Warnings, Problem{Pointer: d.pointer(), Reason: reason})
+}
+
+// severity reads a severity value (a finding's severity, gate.block_on).
+// One that matches an allowed value except for ASCII letter case is read
+// as that value with a warning: the seed contract says DiffPal normalizes
+// severity to lower case, and its reader accepts "HIGH" or "Medium".
+// Anything else is returned as found, for the enum rule to report.
+func (d *decoder) severity(p *prop) Severity {
+	s := d.str()
+	if p.enum == nil || contains(p.enum, s) {
+		return Severity(s)
+	}
+	if low := asciiLower(s); low != s && contains(p.enum, low) {
+		d.warn(fmt.Sprintf("%q is not lower-case; read as %q (`diffpal upgrade` rewrites it)", s, low))
+		return Severity(low)
+	}
+	return Severity(s)
+}
+
+// asciiLower lower-cases ASCII letters only, so that no non-ASCII letter
+// (the Kelvin sign, a dotted capital I) can fold into a severity.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, s)
+}
 
 func (d *decoder) fail(format string, args ...any) {
 	line, col := 1, 1
@@ -776,7 +818,7 @@ func (d *decoder) gate() *GatePolicy {
 	d.smallObject(kGate, func(id int, p *prop, bad *fieldSet) {
 		switch id {
 		case gBlockOn:
-			out.BlockOn = Severity(d.str())
+			out.BlockOn = d.severity(p)
 		case gMinConfidence:
 			f := d.number()
 			out.MinConfidence = &f
@@ -867,7 +909,7 @@ func (d *decoder) finding(f *Finding, i int) (ok, valid bool) {
 		case fCategory:
 			f.Category = d.str()
 		case fSeverity:
-			f.Severity = Severity(d.str())
+			f.Severity = d.severity(p)
 		case fConfidence:
 			f.Confidence = d.number()
 		case fPath:

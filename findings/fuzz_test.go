@@ -16,12 +16,13 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"findings":[{"evidence":"\ud800"}]}`))
 	f.Add([]byte(`{"version":"v4","findings":[{"changed_span":{"side":"LEFT"}}]}`))
+	f.Add([]byte(`{"version":"v3","review_id":"r","base_sha":"","head_sha":"","gate":{"block_on":"HIGH"},"findings":[{"category":"c","severity":"Medium","confidence":1,"path":"a","start_line":1,"end_line":1,"changed_span":{"path":"a","start_line":1,"end_line":1},"title":"t","message":"m","evidence":{"anchor":"a","reasoning_basis":"r","source":"s"},"impact":{"summary":"s","scope":"s"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, info, problems, err := Decode(data, DecodeOptions{})
 		streamed := 0
-		_, _, sp, serr := Decode(data, DecodeOptions{OnFinding: func(*Finding, bool) { streamed++ }})
-		if (err == nil) != (serr == nil) || len(sp) != len(problems) {
-			t.Fatalf("streaming decode disagrees: %v/%d vs %v/%d", err, len(problems), serr, len(sp))
+		_, sinfo, sp, serr := Decode(data, DecodeOptions{OnFinding: func(*Finding, bool) { streamed++ }})
+		if (err == nil) != (serr == nil) || len(sp) != len(problems) || len(sinfo.Warnings) != len(info.Warnings) {
+			t.Fatalf("streaming decode disagrees: %v/%d/%d vs %v/%d/%d", err, len(problems), len(info.Warnings), serr, len(sp), len(sinfo.Warnings))
 		}
 		if err != nil {
 			if b != nil {
@@ -48,9 +49,12 @@ func FuzzDecode(f *testing.F) {
 		if err := Encode(&out, b); err != nil {
 			t.Fatal(err)
 		}
-		b2, _, err := Parse(out.Bytes())
+		b2, info2, err := Parse(out.Bytes())
 		if err != nil {
 			t.Fatalf("re-read of a normalized bundle failed: %v\n%s", err, out.Bytes())
+		}
+		if len(info2.Warnings) > 0 {
+			t.Fatalf("a normalized bundle reads with warnings: %v", info2.Warnings)
 		}
 		if len(b2.Findings) != n {
 			t.Fatalf("findings %d -> %d", n, len(b2.Findings))

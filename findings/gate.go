@@ -24,7 +24,9 @@ func (r GateResult) Blocked() bool { return r.Blocking > 0 }
 // `jq -e '[.findings[] | select(.blocking == true)] | length == 0'`; with a
 // policy it recomputes blocking from severity (and confidence).
 // Problems are returned when the bundle is invalid; the error is non-nil
-// only for input that is not a JSON object.
+// only for input that is not a JSON object. A severity that is not
+// lower-case ("HIGH") is no problem: it is counted, and recomputed, as its
+// lower-case value and listed in info.Warnings, as Read does.
 func Gate(data []byte, policy *Policy) (GateResult, ReadInfo, Problems, error) {
 	var t tally
 	_, info, problems, err := Decode(data, DecodeOptions{OnFinding: func(f *Finding, valid bool) {

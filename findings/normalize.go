@@ -305,3 +305,85 @@ func assignStableIDs(fs []Finding) {
 		f.StableID = StableID(f.Category, f.Path, anchorOf(f), n)
 	}
 }
+
+// FillIDs sets, in place, every finding's missing id and stable_id to what
+// Normalize would compute for it, without reordering the findings or
+// changing any other field (fingerprint_version aside: it is set to fp1
+// when a stable id is computed and the bundle names no recipe). The id
+// follows DiffPal's recipe (ID) with repo, else the bundle's repo, else
+// "local", as Normalize does; the stable id follows recipe fp1 (StableID),
+// with occurrence indexes counted in Normalize's order. Ids already
+// present are kept. It is for consumers of bundles as written by others,
+// such as the seed's minimal bundle, which carry neither: SARIF needs a
+// stable id for every result's partialFingerprints.
+func FillIDs(b *Bundle, repo string) {
+	missing := false
+	for i := range b.Findings {
+		if b.Findings[i].ID == "" || b.Findings[i].StableID == "" {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return
+	}
+	repo = cmp.Or(repo, b.Repo, "local")
+	// views are the findings as Normalize would see them: back-filled
+	// location, review id and severity, its recomputed id.
+	views := make([]Finding, len(b.Findings))
+	order := make([]int, len(b.Findings))
+	for i := range b.Findings {
+		views[i] = idView(&b.Findings[i], b)
+		views[i].ID = ID(repo, b.HeadSHA, &views[i])
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return compareFindings(views[x], views[y]) })
+	seen := map[string]int{}
+	computed := false
+	for _, i := range order {
+		f, v := &b.Findings[i], &views[i]
+		if f.ID == "" {
+			f.ID = v.ID
+		}
+		if f.StableID != "" {
+			continue
+		}
+		k := StableIDKey(v.Category, v.Path, anchorOf(v))
+		n := seen[k]
+		seen[k] = n + 1
+		f.StableID = StableID(v.Category, v.Path, anchorOf(v), n)
+		computed = true
+	}
+	if computed && b.FingerprintVersion == "" {
+		b.FingerprintVersion = FingerprintVersion
+	}
+}
+
+// idView is what the id recipes and Normalize's order see of f, computed
+// as normalizeFinding would but without changing f or anything it points
+// to. Evidence is shared (read only).
+func idView(f *Finding, b *Bundle) Finding {
+	v := Finding{
+		ReviewID: cmp.Or(f.ReviewID, b.ReviewID),
+		Category: f.Category, Severity: f.Severity,
+		Path: f.Path, StartLine: f.StartLine, EndLine: f.EndLine,
+		Title: f.Title, Message: f.Message, Evidence: f.Evidence,
+	}
+	if s, err := ParseSeverity(string(f.Severity)); err == nil {
+		v.Severity = s
+	}
+	if cs := f.ChangedSpan; cs != nil {
+		if v.Path == "" {
+			v.Path = cs.Path
+		}
+		if v.StartLine == 0 {
+			v.StartLine = cs.StartLine
+		}
+		if v.EndLine == 0 {
+			v.EndLine = cs.EndLine
+		}
+		// Only a LEFT side enters the id.
+		v.ChangedSpan = &Span{Side: cs.Side}
+	}
+	return v
+}

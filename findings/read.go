@@ -9,8 +9,10 @@ import (
 
 // Read decodes and validates a bundle of any supported version. A missing
 // version reads as v1; v1 string evidence and impact become structured
-// values; unknown fields are ignored. The returned bundle's Version is the
-// effective version and info.Version the one found in the input.
+// values; severities are read case-insensitively and lower-cased (each
+// such value is listed in info.Warnings, and is not an error); unknown
+// fields are ignored. The returned bundle's Version is the effective
+// version and info.Version the one found in the input.
 //
 // The error is a *SyntaxError for input that is not a JSON object, and
 // Problems when the bundle breaks its version's rules; with Problems the

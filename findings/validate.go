@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// Problem is one reason a bundle is invalid.
+// Problem is one reason a bundle is invalid, or, in ReadInfo.Warnings,
+// one value a reader accepted only after normalizing it.
 type Problem struct {
 	// Pointer is the RFC 6901 JSON pointer of the offending value ("" is the
 	// whole document).
@@ -53,7 +54,10 @@ func (ps Problems) Error() string {
 
 // Validate checks a bundle built or changed in Go against the rules of its
 // version (a missing version is v1), returning every problem found, in
-// document order. It does not change the bundle.
+// document order. It does not change the bundle. It checks the canonical
+// form a writer must produce, so a severity that is not lower-case is a
+// problem here (Normalize lower-cases it), while decoding reads it with a
+// warning (ReadInfo.Warnings).
 func Validate(b *Bundle) Problems {
 	if b == nil {
 		return Problems{{Reason: "bundle is nil"}}

@@ -83,7 +83,9 @@ func TestValidationRules(t *testing.T) {
 		{"category empty", "", func(b map[string]any) { f0(b)["category"] = "" }, []string{"/findings/0/category: must not be empty"}},
 		{"severity missing", "", func(b map[string]any) { delete(f0(b), "severity") }, []string{"/findings/0/severity: is required"}},
 		{"severity unknown", "", func(b map[string]any) { f0(b)["severity"] = "blocker" }, []string{`/findings/0/severity: must be one of low, medium, high, critical, got "blocker"`}},
-		{"severity upper-case", "", func(b map[string]any) { f0(b)["severity"] = "HIGH" }, []string{"/findings/0/severity: must be one of low, medium, high, critical, got \"HIGH\" (lower-case required"}},
+		// Not lower-case is a warning, not a problem (TestSeverityCaseIsAWarning).
+		{"severity upper-case", "", func(b map[string]any) { f0(b)["severity"] = "HIGH" }, nil},
+		{"severity padded", "", func(b map[string]any) { f0(b)["severity"] = " high" }, []string{`/findings/0/severity: must be one of low, medium, high, critical, got " high"`}},
 		{"confidence missing", "", func(b map[string]any) { delete(f0(b), "confidence") }, []string{"/findings/0/confidence: is required"}},
 		{"confidence above 1", "", func(b map[string]any) { f0(b)["confidence"] = 1.5 }, []string{"/findings/0/confidence: must be <= 1, got 1.5"}},
 		{"confidence negative", "", func(b map[string]any) { f0(b)["confidence"] = -0.1 }, []string{"/findings/0/confidence: must be >= 0, got -0.1"}},

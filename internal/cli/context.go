@@ -108,6 +108,7 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 	if err != nil {
 		return changeErrOf(err)
 	}
+	opts.Out, opts.Packet = inDir(opts.Range.Dir, opts.Out), inDir(opts.Range.Dir, opts.Packet)
 	// The scope is review's: .diffpalignore from the same trusted side.
 	co := opts.Range.options(opts.Paths)
 	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, "")

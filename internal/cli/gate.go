@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -13,7 +14,9 @@ import (
 
 // GateOptions are the inputs of `diffpal gate`.
 type GateOptions struct {
-	IO            *IOStreams
+	IO *IOStreams
+	// Dir is -C; File is resolved from it.
+	Dir           string
 	File          string
 	BlockOn       string
 	MinConfidence float64
@@ -27,6 +30,9 @@ type GateReport struct {
 	Blocked bool                 `json:"blocked"`
 	Version string               `json:"version"`
 	Policy  *findings.GatePolicy `json:"policy,omitempty"`
+	// Warnings are the values read only after normalizing them (a
+	// severity that is not lower-case); they do not change the answer.
+	Warnings []findings.Problem `json:"warnings,omitempty"`
 	findings.GateResult
 }
 
@@ -43,17 +49,28 @@ that of jq -e '[.findings[] | select(.blocking == true)] | length == 0'.
 --block-on and --min-confidence recompute blocking from each finding's
 severity and confidence instead.
 
+A severity that is not lower-case ("HIGH", "Medium") is read as its
+lower-case value with a warning on stderr, as DiffPal's reader does; it
+does not change the answer.
+
 Exit 0 when nothing blocks, 10 when something does, 2 when the bundle is
-invalid. One summary line goes to stderr; --json prints a report on stdout.`,
+invalid. One summary line goes to stderr; --json prints a report on stdout.
+
+` + dirHelp,
 		Example: `  diffpal gate
   diffpal gate --block-on medium
   diffpal gate --block-on high --min-confidence 0.8 findings.json
+  diffpal review -C repo && diffpal gate -C repo
   diffpal gate --json | jq .blocking`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = findings.DefaultPath
+			if err := checkDir(opts.Dir); err != nil {
+				return err
+			}
 			if len(args) == 1 {
-				opts.File = args[0]
+				opts.File = inDir(opts.Dir, args[0])
+			} else {
+				opts.File = filepath.Join(artifactsRoot(cmd.Context(), opts.Dir), findings.DefaultPath)
 			}
 			opts.minConfSet = cmd.Flags().Changed("min-confidence")
 			if runF != nil {
@@ -65,6 +82,7 @@ invalid. One summary line goes to stderr; --json prints a report on stdout.`,
 	cmd.Flags().StringVar(&opts.BlockOn, "block-on", "", "recompute blocking: lowest blocking severity (low, medium, high, critical)")
 	cmd.Flags().Float64Var(&opts.MinConfidence, "min-confidence", 0, "recompute blocking: also require confidence >= this (0 to 1)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
+	addDirFlag(cmd, &opts.Dir)
 	_ = cmd.RegisterFlagCompletionFunc("block-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -118,7 +136,8 @@ func gateRun(opts *GateOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "gate: %s is not a valid findings bundle (%d problems); run `diffpal validate %s`\n", name, len(problems), opts.File)
 		return silent(ExitUsage)
 	}
-	report := GateReport{File: opts.File, Blocked: res.Blocked(), Version: info.Effective, GateResult: res}
+	printWarnings(opts.IO.ErrOut, name, info.Warnings)
+	report := GateReport{File: opts.File, Blocked: res.Blocked(), Version: info.Effective, Warnings: info.Warnings, GateResult: res}
 	if policy != nil {
 		report.Policy = &findings.GatePolicy{BlockOn: policy.BlockOn, MinConfidence: policy.MinConfidence}
 	}

@@ -43,3 +43,19 @@ func TestReviewDashCFromElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// -C is "as if started there" for review too: a relative --out-dir lands
+// under -C, where gate -C finds it.
+func TestReviewDashCRelativeOutDir(t *testing.T) {
+	repo := policyRepo(t, nil)
+	if code, out, errOut := runCLI(t, "review", "-C", repo.Dir, "--out-dir", "out"); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(repo.Dir, "out", "findings.json")); err != nil {
+		t.Fatalf("relative --out-dir not under -C: %v", err)
+	}
+	code, _, errOut := runCLI(t, "gate", "-C", repo.Dir, "out/findings.json")
+	if code != ExitGateBlocked {
+		t.Errorf("gate -C after review -C: exit %d\n%s", code, errOut)
+	}
+}

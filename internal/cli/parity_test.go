@@ -20,6 +20,10 @@ const (
 	jqGate      = `[.findings[] | select(.blocking == true)] | length == 0`
 	jqHighCrit  = `[.findings[] | select(.severity == "high" or .severity == "critical")] | length`
 	jqBlockings = `[.findings[] | select(.blocking == true)] | length`
+	// jqHighCritAnyCase is the seed's count read as DiffPal's reader reads
+	// severities, case-insensitively: the seed's own query counts "HIGH"
+	// as neither high nor critical.
+	jqHighCritAnyCase = `[.findings[] | select(.severity | ascii_downcase | . == "high" or . == "critical")] | length`
 )
 
 // pf builds one finding as JSON-ready data. blocking is true, false or nil
@@ -104,45 +108,57 @@ type parityCase struct {
 	name    string
 	bundle  any // marshaled to JSON, or a string used verbatim
 	blocked bool
+	// warnings is the number of severities that are not lower-case:
+	// readable, reported by validate as warnings (errors with --strict).
+	warnings int
 }
 
 func parityCases() []parityCase {
 	return []parityCase{
-		{"empty findings", pbundle("v3"), false},
+		{"empty findings", pbundle("v3"), false, 0},
 		{"all non-blocking", pbundle("v3",
 			pf("a.go", "low", 1, false), pf("b.go", "medium", 5, false),
-			pf("c.go", "high", 9, false), pf("d.go", "critical", 12, false)), false},
+			pf("c.go", "high", 9, false), pf("d.go", "critical", 12, false)), false, 0},
 		{"one blocking", pbundle("v3",
-			pf("a.go", "low", 1, false), pf("b.go", "high", 5, true), pf("c.go", "medium", 9, false)), true},
+			pf("a.go", "low", 1, false), pf("b.go", "high", 5, true), pf("c.go", "medium", 9, false)), true, 0},
 		{"stored true on low is trusted", pbundle("v3",
-			pf("a.go", "low", 1, true), pf("b.go", "medium", 4, false)), true},
+			pf("a.go", "low", 1, true), pf("b.go", "medium", 4, false)), true, 0},
 		{"stored false on critical is trusted", pbundle("v3",
-			pf("a.go", "critical", 1, false), pf("b.go", "high", 4, false)), false},
+			pf("a.go", "critical", 1, false), pf("b.go", "high", 4, false)), false, 0},
 		{"missing blocking fields", pbundle("v3",
-			pf("a.go", "critical", 1, nil), pf("b.go", "high", 4, nil), pf("c.go", "low", 7, nil)), false},
+			pf("a.go", "critical", 1, nil), pf("b.go", "high", 4, nil), pf("c.go", "low", 7, nil)), false, 0},
 		{"v1 legacy strings", pbundle("v1",
 			with(pf("a.go", "high", 1, true), "changed_span", nil, "evidence", "calls exec with request input", "impact", "remote code execution"),
-			with(pf("b.go", "low", 3, false), "changed_span", nil, "evidence", "legacy evidence", "impact", "minor")), true},
+			with(pf("b.go", "low", 3, false), "changed_span", nil, "evidence", "legacy evidence", "impact", "minor")), true, 0},
 		{"v1 without version field", pbundle("",
 			with(pf("a.go", "critical", 1, false), "changed_span", nil, "evidence", "legacy", "impact", "legacy impact"),
-			with(pf("b.go", "high", 2, nil), "changed_span", nil)), false},
+			with(pf("b.go", "high", 2, nil), "changed_span", nil)), false, 0},
 		{"v2", pbundle("v2",
-			pf("a.go", "critical", 1, true), pf("b.go", "medium", 2, false)), true},
+			pf("a.go", "critical", 1, true), pf("b.go", "medium", 2, false)), true, 0},
 		{"v4 with side", pbundle("v4",
 			with(pf("a.go", "high", 1, true), "changed_span", map[string]any{"path": "a.go", "start_line": 1, "end_line": 3, "side": "LEFT"}),
-			with(pf("b.go", "critical", 2, false), "changed_span", map[string]any{"path": "b.go", "start_line": 2, "end_line": 4, "side": "RIGHT"})), true},
+			with(pf("b.go", "critical", 2, false), "changed_span", map[string]any{"path": "b.go", "start_line": 2, "end_line": 4, "side": "RIGHT"})), true, 0},
 		{"unicode paths", pbundle("v3",
 			with(pf("src/日本語/ファイル.go", "high", 1, true), "message", "Überprüfung fehlgeschlagen: \"naïve\" café — 🚀\u2028done"),
 			pf("docs/über/naïve résumé.md", "medium", 2, false),
-			pf("emoji/🚀/Ωmega.ts", "critical", 3, false)), true},
-		{"500 findings mixed", mixed(500, true), true},
-		{"500 findings none blocking", mixed(500, false), false},
+			pf("emoji/🚀/Ωmega.ts", "critical", 3, false)), true, 0},
+		{"500 findings mixed", mixed(500, true), true, 0},
+		{"500 findings none blocking", mixed(500, false), false, 0},
 		{"blocking only inside unknown fields", `{"version":"v3","review_id":"r","base_sha":"","head_sha":"",
 			"x-extra":{"blocking":true,"findings":[{"blocking":true}]},
 			"findings":[{"category":"c","severity":"high","confidence":1,"path":"a.go","start_line":1,"end_line":1,
 			"changed_span":{"path":"a.go","start_line":1,"end_line":1},"title":"t","message":"m",
 			"evidence":{"anchor":"a","reasoning_basis":"r","source":"s"},"impact":{"summary":"s","scope":"s"},
-			"blocking":false,"meta":{"blocking":true}}]}`, false},
+			"blocking":false,"meta":{"blocking":true}}]}`, false, 0},
+		{"severities not lower-case, one blocking", pbundle("v3",
+			pf("a.go", "Medium", 1, false), pf("b.go", "HIGH", 5, true), pf("c.go", "Critical", 9, false), pf("d.go", "low", 12, false)), true, 3},
+		{"severities not lower-case, none blocking", pbundle("v2",
+			pf("a.go", "HIGH", 1, false), pf("b.go", "LOW", 5, nil)), false, 2},
+		{"severities not lower-case, v1 and gate block_on", func() map[string]any {
+			b := pbundle("v1", with(pf("a.go", "CRITICAL", 1, true), "changed_span", nil, "evidence", "legacy", "impact", "legacy impact"))
+			b["gate"] = map[string]any{"block_on": "High"}
+			return b
+		}(), true, 2},
 	}
 }
 
@@ -208,18 +224,30 @@ func TestGateParityWithSeedJQ(t *testing.T) {
 			file := writeBundle(t, fmt.Sprintf("bundle-%02d.json", i), tc.bundle)
 
 			// The fixtures are valid bundles: parity is only promised there.
-			if code, out, errOut := runCLI(t, "validate", file); code != ExitOK {
+			code, out, errOut := runCLI(t, "validate", file)
+			if code != ExitOK {
 				t.Fatalf("fixture is not a valid bundle (validate exit %d):\n%s%s", code, out, errOut)
+			}
+			if got := strings.Count(out, ": warning: "); got != tc.warnings {
+				t.Errorf("validate printed %d warnings, want %d:\n%s", got, tc.warnings, out)
+			}
+			strictCode, _, _ := runCLI(t, "validate", "--strict", file)
+			if want := map[bool]int{false: ExitOK, true: ExitUsage}[tc.warnings > 0]; strictCode != want {
+				t.Errorf("validate --strict exit %d, want %d", strictCode, want)
 			}
 
 			jqCode, jqOut := runJQ(t, jq, "-e", jqGate, file)
 			if jqCode != 0 && jqCode != 1 {
 				t.Fatalf("jq -e %q exited %d (output %q); want 0 or 1", jqGate, jqCode, jqOut)
 			}
-			_, hcOut := runJQ(t, jq, jqHighCrit, file)
+			hcQuery := jqHighCrit
+			if tc.warnings > 0 {
+				hcQuery = jqHighCritAnyCase
+			}
+			_, hcOut := runJQ(t, jq, hcQuery, file)
 			highCrit, err := strconv.Atoi(hcOut)
 			if err != nil {
-				t.Fatalf("jq %q printed %q, not a number", jqHighCrit, hcOut)
+				t.Fatalf("jq %q printed %q, not a number", hcQuery, hcOut)
 			}
 			_, nbOut := runJQ(t, jq, jqBlockings, file)
 			nBlocking, err := strconv.Atoi(nbOut)
@@ -252,7 +280,7 @@ func TestGateParityWithSeedJQ(t *testing.T) {
 				t.Fatalf("`gate --json` printed no JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, jsonOut, jsonErr)
 			}
 			if got := rep.BySeverity["high"] + rep.BySeverity["critical"]; got != highCrit {
-				t.Errorf("--json by_severity high+critical = %d, jq %q = %d", got, jqHighCrit, highCrit)
+				t.Errorf("--json by_severity high+critical = %d, jq %q = %d", got, hcQuery, highCrit)
 			}
 			if rep.Blocking != nBlocking {
 				t.Errorf("--json blocking = %d, jq %q = %d", rep.Blocking, jqBlockings, nBlocking)
@@ -270,9 +298,11 @@ func TestGateParityWithSeedJQ(t *testing.T) {
 func TestGateParityInvalidBundlesExit2(t *testing.T) {
 	jq := requireJQ(t)
 	cases := map[string]any{
-		"blocking null":       pbundle("v3", pf("a.go", "high", 1, nil), with(pf("b.go", "low", 2, false), "blocking", json.RawMessage("null"))),
-		"blocking as string":  pbundle("v3", pf("a.go", "high", 1, "true")),
-		"upper-case severity": pbundle("v3", pf("a.go", "HIGH", 1, false)),
+		"blocking null":      pbundle("v3", pf("a.go", "high", 1, nil), with(pf("b.go", "low", 2, false), "blocking", json.RawMessage("null"))),
+		"blocking as string": pbundle("v3", pf("a.go", "high", 1, "true")),
+		// Letter case is forgiven (see parityCases); nothing else is.
+		"severity padded":     pbundle("v3", pf("a.go", " high", 1, false)),
+		"severity misspelled": pbundle("v3", pf("a.go", "HIGHH", 1, true)),
 	}
 	for name, bundle := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -244,6 +244,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return changeErrOf(err)
 	}
+	// -C means "as if started there" (git's rule, shared by every
+	// command): relative paths in flags are relative to that directory.
+	opts.ConfigPath, opts.Baseline = inDir(opts.Range.Dir, opts.ConfigPath), inDir(opts.Range.Dir, opts.Baseline)
+	for i, p := range opts.RulePacks {
+		opts.RulePacks[i] = inDir(opts.Range.Dir, p)
+	}
 	co := opts.Range.options(opts.Paths)
 	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
@@ -310,12 +316,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		return changeErrOf(err)
 	}
 	// The default lives at the repository root, wherever diffpal was
-	// started; an explicit relative --out-dir is relative to the caller.
+	// started; an explicit relative --out-dir is relative to -C.
 	outDir := opts.OutDir
 	if !filepath.IsAbs(outDir) {
 		if outDir == DefaultOutDir {
 			outDir = filepath.Join(res.Change.Root, outDir)
-		} else if abs, err := filepath.Abs(outDir); err == nil {
+		} else if abs, err := filepath.Abs(inDir(opts.Range.Dir, outDir)); err == nil {
 			outDir = abs
 		}
 	}

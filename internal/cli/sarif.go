@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/buildinfo"
@@ -17,9 +18,14 @@ const DefaultSarifPath = ".artifacts/diffpal/diffpal.sarif"
 
 // SarifOptions are the inputs of `diffpal sarif`.
 type SarifOptions struct {
-	IO    *IOStreams
+	IO *IOStreams
+	// Dir is -C; Input and Out are resolved from it.
+	Dir   string
 	Input string
 	Out   string
+	// outBase is the trusted directory of the write: Dir, or the
+	// repository top level that holds the default bundle.
+	outBase string
 }
 
 // NewCmdSarif builds `diffpal sarif`.
@@ -33,16 +39,43 @@ other SARIF consumers: one run, one rule per category with a default
 level and security-severity, one result per finding with a repository-
 relative URI, its line range, its level, and the stable id under
 partialFingerprints["` + sarif.FingerprintKey + `"] so alerts survive line shifts.
+A bundle whose findings carry no id or stable_id (as other producers
+write it) gets the ones ` + "`diffpal upgrade`" + ` would compute, so every result
+has its fingerprint. A severity that is not lower-case is read as its
+lower-case value, with a warning on stderr.
 
 The file is replaced atomically. It must be absent or a regular file: a
 symlink, device (such as /dev/null), FIFO or socket is refused, as is a
 symlink in any directory on the way to an --out inside the working
-directory; --out - writes to standard output.`,
+directory; --out - writes to standard output.
+
+` + dirHelp + `
+The default --out is diffpal.sarif beside the default bundle.`,
 		Example: `  diffpal sarif
   diffpal sarif --input findings.json --out results.sarif
+  diffpal review -C repo && diffpal sarif -C repo
   diffpal sarif --out - | jq '.runs[0].results | length'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDir(opts.Dir); err != nil {
+				return err
+			}
+			opts.outBase = opts.Dir
+			root := ""
+			if !cmd.Flags().Changed("input") || !cmd.Flags().Changed("out") {
+				root = artifactsRoot(cmd.Context(), opts.Dir)
+			}
+			if cmd.Flags().Changed("input") {
+				opts.Input = inDir(opts.Dir, opts.Input)
+			} else {
+				opts.Input = filepath.Join(root, findings.DefaultPath)
+			}
+			if cmd.Flags().Changed("out") {
+				opts.Out = inDir(opts.Dir, opts.Out)
+			} else {
+				opts.Out = filepath.Join(root, DefaultSarifPath)
+				opts.outBase = root
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -51,6 +84,7 @@ directory; --out - writes to standard output.`,
 	}
 	cmd.Flags().StringVar(&opts.Input, "input", findings.DefaultPath, "findings bundle to convert (\"-\" for stdin)")
 	cmd.Flags().StringVar(&opts.Out, "out", DefaultSarifPath, "SARIF file to write (\"-\" for stdout)")
+	addDirFlag(cmd, &opts.Dir)
 	return cmd
 }
 
@@ -64,6 +98,7 @@ func sarifRun(ctx context.Context, opts *SarifOptions) error {
 	if err != nil {
 		return usageErr("%s: %v (run `diffpal validate %s` for every problem)", name, err, opts.Input)
 	}
+	printWarnings(opts.IO.ErrOut, name, info.Warnings)
 	bi := buildinfo.Get()
 	log := sarif.Convert(b, sarif.Tool{Name: "diffpal", Version: bi.Version, InformationURI: "https://github.com/diffpalhq/diffpal"})
 	write := func(w io.Writer) error { return sarif.Encode(w, log) }
@@ -73,9 +108,14 @@ func sarifRun(ctx context.Context, opts *SarifOptions) error {
 		}
 		return nil
 	}
-	// The working directory is the trusted base: in CI it is the checkout,
-	// whose directories a pull request controls.
-	if err := writeOutput(ctx, ".", opts.Out, safefile.Options{Perm: 0o644}, write); err != nil {
+	// The working directory (-C, or the top level holding the default
+	// bundle) is the trusted base: in CI it is the checkout, whose
+	// directories a pull request controls.
+	base := opts.outBase
+	if base == "" {
+		base = "."
+	}
+	if err := writeOutput(ctx, base, opts.Out, safefile.Options{Perm: 0o644}, write); err != nil {
 		return stdoutHint(err, "--out")
 	}
 	fmt.Fprintf(opts.IO.Out, "sarif=%s findings=%d version=%s\n", opts.Out, len(b.Findings), info.Effective)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/safefile"
@@ -14,7 +13,9 @@ import (
 
 // UpgradeOptions are the inputs of `diffpal upgrade`.
 type UpgradeOptions struct {
-	IO      *IOStreams
+	IO *IOStreams
+	// Dir is -C; File and Out are resolved from it.
+	Dir     string
 	File    string
 	Out     string
 	InPlace bool
@@ -29,7 +30,8 @@ func NewCmdUpgrade(ios *IOStreams, runF func(*UpgradeOptions) error) *cobra.Comm
 		Use:   "upgrade FILE",
 		Short: "Rewrite a v1 or v2 findings bundle as v3",
 		Long: `Rewrite a bundle as v3: legacy string evidence and impact become
-structured objects, severities are lower-cased, changed_span is filled
+structured objects, severities are lower-cased ("HIGH" becomes "high",
+in findings and gate.block_on), changed_span is filled
 from path/start_line/end_line, ids and stable ids are recomputed,
 blocking is recomputed with --block-on (default high), and findings are
 put in deterministic order.
@@ -39,13 +41,20 @@ is only replaced with --in-place, which keeps the file's mode and owner.
 Nothing is written when the upgraded bundle would still be invalid; the
 problems are listed instead. The file written must be absent or a regular
 file (a symlink, device, FIFO or socket is refused), and no directory on
-the way to a path inside the working directory may be a symlink.`,
+the way to a path inside the working directory may be a symlink.
+
+` + dirHelp,
 		Example: `  diffpal upgrade old.json -o findings.json
   diffpal upgrade --in-place .artifacts/diffpal/findings.json
+  diffpal upgrade -C repo --in-place .artifacts/diffpal/findings.json
   diffpal upgrade old.json | jq '.findings | length'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			if err := checkDir(opts.Dir); err != nil {
+				return err
+			}
+			opts.File = inDir(opts.Dir, args[0])
+			opts.Out = inDir(opts.Dir, opts.Out)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -56,6 +65,7 @@ the way to a path inside the working directory may be a symlink.`,
 	cmd.Flags().BoolVar(&opts.InPlace, "in-place", false, "replace FILE with the upgraded bundle (atomically)")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "repository id for the finding id recipe (default: the bundle's, else \"local\")")
 	cmd.Flags().StringVar(&opts.BlockOn, "block-on", "high", "lowest blocking severity for the recomputed blocking flags")
+	addDirFlag(cmd, &opts.Dir)
 	return cmd
 }
 
@@ -79,30 +89,21 @@ func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 	if err != nil {
 		return usageErr("%s: %v", name, err)
 	}
-	// Only problems that upgrading repairs may pass (severity case); a
-	// value of the wrong type would otherwise be rewritten as zero.
-	var blocking findings.Problems
-	for _, p := range problems {
-		if !strings.Contains(p.Reason, "lower-case required") {
-			blocking = append(blocking, p)
-		}
-	}
-	if len(blocking) > 0 {
-		for _, p := range blocking {
+	// Every problem blocks: a value of the wrong type would otherwise be
+	// rewritten as zero. What upgrading repairs (severity case) the
+	// decoder already read as a warning, not a problem.
+	if len(problems) > 0 {
+		for _, p := range problems {
 			fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", name, p)
 		}
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(blocking))}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(problems))}
 	}
 	from := info.Effective
 	b.Version = findings.CurrentVersion
 	nopts := findings.Options{Repo: opts.Repo, Policy: findings.Policy{BlockOn: blockOn}}
 	if err := findings.Normalize(b, nopts); err != nil {
-		// Report the input's own problems when it had some: they name what
-		// to fix in the file rather than their consequences in v3.
 		var ps findings.Problems
-		if len(problems) > 0 {
-			ps = problems
-		} else if !errors.As(err, &ps) {
+		if !errors.As(err, &ps) {
 			return ioErr(err)
 		}
 		for _, p := range ps {
@@ -119,7 +120,7 @@ func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 		if err := write(opts.IO.Out); err != nil {
 			return ioErr(err)
 		}
-	} else if err := writeOutput(ctx, ".", dest, safefile.Options{Perm: 0o644, Keep: opts.InPlace}, write); err != nil {
+	} else if err := writeOutput(ctx, opts.Dir, dest, safefile.Options{Perm: 0o644, Keep: opts.InPlace}, write); err != nil {
 		if opts.InPlace {
 			return err
 		}

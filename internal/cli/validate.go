@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/spf13/cobra"
@@ -11,10 +12,14 @@ import (
 
 // ValidateOptions are the inputs of `diffpal validate`.
 type ValidateOptions struct {
-	IO    *IOStreams
+	IO *IOStreams
+	// Dir is -C; Files are resolved from it.
+	Dir   string
 	Files []string
 	JSON  bool
 	Quiet bool
+	// Strict makes warnings errors.
+	Strict bool
 }
 
 // FileReport is one file's validation result in --json output.
@@ -25,7 +30,10 @@ type FileReport struct {
 	EffectiveVersion string             `json:"effective_version,omitempty"`
 	Findings         int                `json:"findings"`
 	Problems         []findings.Problem `json:"problems"`
-	Error            string             `json:"error,omitempty"`
+	// Warnings are values read only after normalizing them (a severity
+	// that is not lower-case). With --strict they are problems instead.
+	Warnings []findings.Problem `json:"warnings"`
+	Error    string             `json:"error,omitempty"`
 }
 
 // ValidateReport is the --json output.
@@ -44,15 +52,30 @@ func NewCmdValidate(ios *IOStreams, runF func(*ValidateOptions) error) *cobra.Co
 reported, one line each, as FILE: /json/pointer: reason. A missing
 version reads as v1; unknown fields are ignored.
 
+A severity that is not lower-case ("HIGH", "Medium", also in
+gate.block_on) is readable: DiffPal's reader and diffpal's read it as the
+lower-case value. It is reported as a warning, FILE: warning: /json/pointer:
+reason, and the file is still valid; --strict makes warnings errors, and
+` + "`diffpal upgrade`" + ` rewrites the values.
+
 Without FILE it validates .artifacts/diffpal/findings.json; "-" reads
-standard input. Exit 0 when every file is valid, 2 otherwise.`,
+standard input. Exit 0 when every file is valid, 2 otherwise.
+
+` + dirHelp,
 		Example: `  diffpal validate
   diffpal validate old.json new.json
+  diffpal validate --strict -C repo
   diffpal validate --json findings.json | jq '.files[].problems'`,
-		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Files = args
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(opts.Dir); err != nil {
+				return err
+			}
+			opts.Files = nil
+			for _, a := range args {
+				opts.Files = append(opts.Files, inDir(opts.Dir, a))
+			}
 			if len(opts.Files) == 0 {
-				opts.Files = []string{findings.DefaultPath}
+				opts.Files = []string{filepath.Join(artifactsRoot(cmd.Context(), opts.Dir), findings.DefaultPath)}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -61,14 +84,16 @@ standard input. Exit 0 when every file is valid, 2 otherwise.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
-	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing for valid files")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing for valid files but their warnings")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "treat warnings (values read only after normalizing them) as errors")
+	addDirFlag(cmd, &opts.Dir)
 	return cmd
 }
 
 func validateRun(opts *ValidateOptions) error {
 	report := ValidateReport{Valid: true}
 	for _, path := range opts.Files {
-		r := validateFile(opts.IO, path)
+		r := validateFile(opts.IO, path, opts.Strict)
 		if !r.Valid {
 			report.Valid = false
 		}
@@ -81,13 +106,15 @@ func validateRun(opts *ValidateOptions) error {
 		case r.Error != "":
 			fmt.Fprintf(opts.IO.Out, "%s: %s\n", name, r.Error)
 		case r.Valid:
+			printWarnings(opts.IO.Out, name, r.Warnings)
 			if !opts.Quiet {
-				fmt.Fprintf(opts.IO.Out, "%s: valid %s bundle, %d findings\n", name, r.EffectiveVersion, r.Findings)
+				fmt.Fprintf(opts.IO.Out, "%s: valid %s bundle, %d findings%s\n", name, r.EffectiveVersion, r.Findings, warningCount(len(r.Warnings)))
 			}
 		default:
 			for _, p := range r.Problems {
 				fmt.Fprintf(opts.IO.Out, "%s: %s\n", name, p)
 			}
+			printWarnings(opts.IO.Out, name, r.Warnings)
 		}
 	}
 	if opts.JSON {
@@ -104,8 +131,8 @@ func validateRun(opts *ValidateOptions) error {
 	return nil
 }
 
-func validateFile(ios *IOStreams, path string) FileReport {
-	r := FileReport{File: path, Problems: []findings.Problem{}}
+func validateFile(ios *IOStreams, path string, strict bool) FileReport {
+	r := FileReport{File: path, Problems: []findings.Problem{}, Warnings: []findings.Problem{}}
 	data, err := readBundleBytes(ios, path)
 	if err != nil {
 		r.Error = errorText(err, path)
@@ -123,8 +150,24 @@ func validateFile(ios *IOStreams, path string) FileReport {
 		return r
 	}
 	r.Problems = append(r.Problems, problems...)
-	r.Valid = len(problems) == 0
+	if strict {
+		r.Problems = append(r.Problems, info.Warnings...)
+	} else {
+		r.Warnings = append(r.Warnings, info.Warnings...)
+	}
+	r.Valid = len(r.Problems) == 0
 	return r
+}
+
+// warningCount is ", N warning(s)" for the "valid" line, "" for none.
+func warningCount(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 warning"
+	}
+	return fmt.Sprintf(", %d warnings", n)
 }
 
 // errorText strips a leading "path: " that the error may already carry.

@@ -283,16 +283,12 @@ func sidePath(s, prefix string) (string, bool, error) {
 func gitHeaderPaths(s string) (string, string, error) {
 	var a, b string
 	if strings.HasPrefix(s, `"`) {
-		end := closingQuote(s)
-		if end < 0 {
-			return "", "", fmt.Errorf("unterminated quoted path in %q", trunc(s))
-		}
+		var rest string
 		var err error
-		if a, err = strconv.Unquote(s[:end+1]); err != nil {
-			return "", "", fmt.Errorf("bad quoted path %q", s[:end+1])
+		if a, rest, err = cUnquote(s); err != nil {
+			return "", "", err
 		}
-		rest := strings.TrimPrefix(s[end+1:], " ")
-		if b, err = unquote(rest); err != nil {
+		if b, err = unquote(strings.TrimPrefix(rest, " ")); err != nil {
 			return "", "", err
 		}
 	} else if strings.HasSuffix(s, `"`) {
@@ -302,8 +298,8 @@ func gitHeaderPaths(s string) (string, string, error) {
 		}
 		a = s[:i]
 		var err error
-		if b, err = strconv.Unquote(s[i+1:]); err != nil {
-			return "", "", fmt.Errorf("bad quoted path %q", s[i+1:])
+		if b, err = unquote(s[i+1:]); err != nil {
+			return "", "", err
 		}
 	} else {
 		// Same name on both sides: "a/" + X + " b/" + X.
@@ -327,29 +323,82 @@ func gitHeaderPaths(s string) (string, string, error) {
 	return a[2:], b[2:], nil
 }
 
-func closingQuote(s string) int {
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return -1
-}
-
-// unquote decodes git's C-style quoting when present.
+// unquote decodes git's C-style quoting when present; the quoted name
+// must be all of s.
 func unquote(s string) (string, error) {
 	if !strings.HasPrefix(s, `"`) {
 		return s, nil
 	}
-	u, err := strconv.Unquote(s)
+	name, rest, err := cUnquote(s)
 	if err != nil {
-		return "", fmt.Errorf("bad quoted path %s", s)
+		return "", err
 	}
-	return u, nil
+	if rest != "" {
+		return "", fmt.Errorf("bad quoted path %q", trunc(s))
+	}
+	return name, nil
 }
+
+// cUnquote decodes the C-quoted name at the start of s as git writes it
+// (quote.c: quote_c_style) and returns the rest of s after the closing
+// quote. It works on bytes: the escapes \a \b \t \n \v \f \r \" \\ and
+// three octal digits (every byte >= 0x80 with core.quotePath=true) are
+// decoded, and every other byte is kept as it is. strconv.Unquote is not
+// the same: it replaces invalid UTF-8 (a Latin-1 name, which git leaves
+// raw with core.quotePath=false) with U+FFFD, so two different names could
+// decode to one path.
+func cUnquote(s string) (name, rest string, err error) {
+	bad := func() (string, string, error) {
+		return "", "", fmt.Errorf("bad quoted path %q", trunc(s))
+	}
+	if !strings.HasPrefix(s, `"`) {
+		return bad()
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			return b.String(), s[i+1:], nil
+		case '\\':
+			i++
+			if i >= len(s) {
+				return bad()
+			}
+			switch e := s[i]; e {
+			case 'a':
+				b.WriteByte('\a')
+			case 'b':
+				b.WriteByte('\b')
+			case 't':
+				b.WriteByte('\t')
+			case 'n':
+				b.WriteByte('\n')
+			case 'v':
+				b.WriteByte('\v')
+			case 'f':
+				b.WriteByte('\f')
+			case 'r':
+				b.WriteByte('\r')
+			case '"', '\\':
+				b.WriteByte(e)
+			case '0', '1', '2', '3':
+				if i+2 >= len(s) || !isOctal(s[i+1]) || !isOctal(s[i+2]) {
+					return bad()
+				}
+				b.WriteByte((e-'0')<<6 | (s[i+1]-'0')<<3 | (s[i+2] - '0'))
+				i += 2
+			default:
+				return bad()
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", fmt.Errorf("unterminated quoted path in %q", trunc(s))
+}
+
+func isOctal(c byte) bool { return '0' <= c && c <= '7' }
 
 func (p *parser) hunk(header string) (Hunk, error) {
 	var h Hunk

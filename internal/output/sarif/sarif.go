@@ -163,7 +163,13 @@ func SecuritySeverity(s findings.Severity) string {
 // default level from the most severe finding of that category) and one
 // result per finding, each with an explicit level so that consumers reading
 // only result.level see the same gate.
+//
+// Every result carries partialFingerprints: a finding without a stable_id
+// (or id), as in bundles written by other producers such as the seed's
+// minimal example, gets the one Normalize would give it
+// (findings.FillIDs). b itself is not changed.
 func Convert(b *findings.Bundle, tool Tool) *Log {
+	b = withIDs(b)
 	worst := map[string]findings.Severity{}
 	for i := range b.Findings {
 		f := &b.Findings[i]
@@ -226,6 +232,21 @@ func Convert(b *findings.Bundle, tool Tool) *Log {
 			Results: results,
 		}},
 	}
+}
+
+// withIDs returns b when every finding has an id and a stable id, else a
+// copy (sharing everything but the findings slice) with the missing ones
+// computed.
+func withIDs(b *findings.Bundle) *findings.Bundle {
+	for i := range b.Findings {
+		if b.Findings[i].ID == "" || b.Findings[i].StableID == "" {
+			c := *b
+			c.Findings = slices.Clone(b.Findings)
+			findings.FillIDs(&c, "")
+			return &c
+		}
+	}
+	return b
 }
 
 // Encode writes the log as indented JSON.

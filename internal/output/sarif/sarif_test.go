@@ -2,6 +2,7 @@ package sarif
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"net/url"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -260,5 +262,91 @@ func validateSchema(t *testing.T, out []byte) {
 	}
 	if err := officialSchema(t).Validate(inst); err != nil {
 		t.Errorf("SARIF does not validate: %v", err)
+	}
+}
+
+// seedMinimal reads testdata/seed-minimal.txtar, the seed's minimal bundle
+// (no id, stable_id or blocking; see the archive's comment).
+func seedMinimal(t *testing.T) []byte {
+	t.Helper()
+	ar, err := txtar.ParseFile("testdata/seed-minimal.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == "findings.json" {
+			return f.Data
+		}
+	}
+	t.Fatal("seed-minimal.txtar has no findings.json")
+	return nil
+}
+
+// TestSeedMinimalBundleHasFingerprints: converting the seed's minimal
+// bundle as read, without normalizing it, gives every result
+// partialFingerprints and an id, equal to what Normalize (and so
+// `diffpal upgrade`) computes, without changing the bundle; a second
+// occurrence of the same anchor gets its own fingerprint.
+func TestSeedMinimalBundleHasFingerprints(t *testing.T) {
+	data := seedMinimal(t)
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	f0 := raw["findings"].([]any)[0].(map[string]any)
+	for _, k := range []string{"id", "stable_id", "blocking", "review_id"} {
+		if _, ok := f0[k]; ok {
+			t.Fatalf("fixture finding has %q: the seed's minimal bundle does not", k)
+		}
+	}
+	// The same finding again, ten lines down: a second occurrence.
+	second := map[string]any{}
+	for k, v := range f0 {
+		second[k] = v
+	}
+	second["start_line"], second["end_line"] = 22, 24
+	second["changed_span"] = map[string]any{"path": "internal/session.go", "start_line": 22, "end_line": 24}
+	raw["findings"] = []any{second, f0}
+	twice, _ := json.Marshal(raw)
+
+	for name, in := range map[string][]byte{"seed": data, "two occurrences": twice} {
+		b, _, err := findings.Parse(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, _, _ := findings.Parse(in)
+		if err := findings.Normalize(want, findings.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		byLine := map[int]findings.Finding{}
+		for _, f := range want.Findings {
+			byLine[f.StartLine] = f
+		}
+		l := Convert(b, testTool)
+		results := l.Runs[0].Results
+		if len(results) != len(b.Findings) {
+			t.Fatalf("%s: %d results for %d findings", name, len(results), len(b.Findings))
+		}
+		seen := map[string]bool{}
+		for i, r := range results {
+			fp := r.PartialFingerprints[FingerprintKey]
+			w := byLine[b.Findings[i].StartLine]
+			if len(fp) != 32 || fp != w.StableID || r.Properties.StableID != fp {
+				t.Errorf("%s result %d: fingerprint %q (property %q), want Normalize's stable id %q", name, i, fp, r.Properties.StableID, w.StableID)
+			}
+			if len(r.Properties.ID) != 64 || r.Properties.ID != w.ID {
+				t.Errorf("%s result %d: id %q, want Normalize's %q", name, i, r.Properties.ID, w.ID)
+			}
+			if seen[fp] {
+				t.Errorf("%s result %d: fingerprint %s repeated", name, i, fp)
+			}
+			seen[fp] = true
+		}
+		for i, f := range b.Findings {
+			if f.ID != "" || f.StableID != "" {
+				t.Errorf("%s: Convert changed finding %d of its input: %q %q", name, i, f.ID, f.StableID)
+			}
+		}
+		validateSchema(t, encode(t, l))
 	}
 }
