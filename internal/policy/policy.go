@@ -388,6 +388,7 @@ func changedKeys(a, b *config.Config) []string {
 	ne("review.bundle", ra.Bundle, rb.Bundle)
 	ne("review.profile", ra.Profile, rb.Profile)
 	ne("review.instructions", ra.Instructions, rb.Instructions)
+	ne("review.formats", ra.Formats, rb.Formats)
 	ne("rules.packs", a.Rules.Packs, b.Rules.Packs)
 	if len(b.Ignores) > len(a.Ignores) {
 		keys = append(keys, fmt.Sprintf("ignores (+%d)", len(b.Ignores)-len(a.Ignores)))
