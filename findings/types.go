@@ -155,8 +155,27 @@ const (
 	Critical Severity = "critical"
 )
 
-// Severities lists every severity from lowest to highest.
+// Severities lists every severity from lowest to highest. It is the one
+// source of the severity vocabulary: schemas, completions, config
+// validation, rule packs and the model answer schema derive from it.
 var Severities = [...]Severity{Low, Medium, High, Critical}
+
+// SeverityNames returns Severities as strings, lowest first.
+func SeverityNames() []string {
+	out := make([]string, len(Severities))
+	for i, s := range Severities {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// Categories is the finding taxonomy, DiffPal's seven categories. The
+// bundle schema leaves category open (other producers may use others);
+// diffpal's own producers — rule packs and model answers — use these.
+var Categories = [...]string{"security", "correctness", "reliability", "performance", "maintainability", "testing", "style"}
+
+// CategoryNames returns a copy of Categories.
+func CategoryNames() []string { return append([]string(nil), Categories[:]...) }
 
 // Rank is 1..4 for low..critical and 0 for anything else.
 func (s Severity) Rank() int {

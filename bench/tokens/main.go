@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -103,7 +104,7 @@ func main() {
 		}
 		var naive int64
 		for _, pr := range res.Session.ReviewProfiles {
-			naive += int64(llm.NaiveRequestBytes(review.ProfileRequest{Profile: pr, Change: res.Change}))
+			naive += int64(llm.NaiveRequestBytes(provider.ProfileRequest{Profile: pr, Change: res.Change.ForProviders()}))
 		}
 		return p.Stats(), naive, res.Session.ReviewProfiles
 	}

@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 
-	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/buildinfo"
-	"github.com/diffpalhq/diffpal/internal/output/markdown"
-	"github.com/diffpalhq/diffpal/internal/output/sarif"
+	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 )
@@ -33,9 +30,53 @@ type Manifest struct {
 	Files           []safefile.Written `json:"files"`
 }
 
-// writeArtifactsContext writes findings.json, qa-session.json, summary.md
-// and diffpal.sarif into dir as one set, with manifest.json last, and
-// returns their paths (the manifest's is not among them).
+// artifact is one output of a review and where it goes.
+type artifact struct {
+	format output.Format
+	key    string
+	// path is where the file goes: dir/DefaultFile, or the path the user
+	// gave, resolved.
+	path string
+	// inSet: path is directly in the output directory, so the file is
+	// written with the set and listed in the manifest.
+	inSet bool
+}
+
+// planArtifacts resolves the selected outputs' paths. An output without a
+// path is its DefaultFile in dir. A path from --format is the user's, taken
+// from -C like every path flag (resolve); one from review.formats is
+// relative to the repository root (config.Validate kept it inside). An
+// output whose file lands directly in dir joins the artifact set; any other
+// is written on its own, after the set. Two outputs to one file, or one
+// onto the manifest, are usage errors.
+func planArtifacts(outs []output.Output, dir, from string, resolve func(string) string) ([]artifact, error) {
+	dir = filepath.Clean(dir)
+	var arts []artifact
+	byPath := map[string]string{filepath.Join(dir, ManifestName): "the manifest"}
+	for _, o := range outs {
+		a := artifact{format: o.Format, key: output.Key(o.Format), path: filepath.Join(dir, o.Format.DefaultFile())}
+		if o.Path != "" {
+			if o.Path == "-" {
+				return nil, usageErr("%s: %s=-: standard output carries the summary (or --json); give %s a file", from, o.Format.Name(), o.Format.Name())
+			}
+			a.path = filepath.Clean(resolve(o.Path))
+		}
+		a.inSet = filepath.Dir(a.path) == dir
+		if other, ok := byPath[a.path]; ok {
+			return nil, usageErr("%s: %s would write %s, as %s does", from, o.Format.Name(), a.path, other)
+		}
+		byPath[a.path] = o.Format.Name()
+		arts = append(arts, a)
+	}
+	return arts, nil
+}
+
+// writeArtifactsContext writes a review's outputs: those in dir as one
+// set, with manifest.json last, then each of the others on its own (with
+// base, the repository root, as the trusted directory of the write), and
+// returns every output's path by key (the manifest's is not among them).
+// The canonical findings.json is always among the set (output.Select
+// adds it), so the manifest always anchors on it.
 //
 // Safety (docs/output-safety.md): dir is walked from the repository root
 // down and refused when any component inside the repository is a symlink
@@ -47,22 +88,20 @@ type Manifest struct {
 // in last; an error, a cancelled ctx or a signal before that leaves the
 // previous run's files untouched, and readers that need one run's set
 // check the files against manifest.json. Nothing else in dir is touched:
-// the model-answer cache (dir/cache) and any session store survive.
-func writeArtifactsContext(ctx context.Context, dir string, res *review.Result) (map[string]string, error) {
-	paths := map[string]string{
-		"findings": filepath.Join(dir, "findings.json"),
-		"session":  filepath.Join(dir, "qa-session.json"),
-		"summary":  filepath.Join(dir, "summary.md"),
-		"sarif":    filepath.Join(dir, "diffpal.sarif"),
+// the model-answer cache (dir/cache) and any session store survive. An
+// output outside dir is replaced atomically too, but only after the set
+// is published, and is not in the manifest.
+func writeArtifactsContext(ctx context.Context, dir string, res *review.Result, arts []artifact) (map[string]string, error) {
+	paths := map[string]string{}
+	var files []safefile.File
+	for _, a := range arts {
+		paths[a.key] = a.path
+		if a.inSet {
+			f := a.format
+			files = append(files, safefile.File{Name: filepath.Base(a.path), Write: func(w io.Writer) error { return f.Write(w, res) }})
+		}
 	}
 	bi := buildinfo.Get()
-	log := sarif.Convert(res.Bundle, sarif.Tool{Name: "diffpal", Version: bi.Version, InformationURI: "https://github.com/diffpalhq/diffpal"})
-	files := []safefile.File{
-		{Name: "findings.json", Write: func(w io.Writer) error { return findings.Encode(w, res.Bundle) }},
-		{Name: "qa-session.json", Write: func(w io.Writer) error { return encodeJSON(w, res) }},
-		{Name: "summary.md", Write: func(w io.Writer) error { return markdown.Write(w, res.Bundle, summaryInfo(res)) }},
-		{Name: "diffpal.sarif", Write: func(w io.Writer) error { return sarif.Encode(w, log) }},
-	}
 	root := ""
 	if res.Change != nil {
 		root = res.Change.Root
@@ -82,15 +121,23 @@ func writeArtifactsContext(ctx context.Context, dir string, res *review.Result) 
 	if err != nil {
 		return nil, writeError(dir, err)
 	}
+	base := root
+	if base == "" {
+		base = dir
+	}
+	for _, a := range arts {
+		if a.inSet {
+			continue
+		}
+		f := a.format
+		if err := safefile.Write(ctx, base, a.path, safefile.Options{}, func(w io.Writer) error { return f.Write(w, res) }); err != nil {
+			return nil, writeError(a.path, err)
+		}
+	}
 	return paths, nil
 }
 
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func encodeJSON(w io.Writer, v any) error { return output.EncodeJSON(w, v) }
 
 // writeOutput writes one output file through internal/safefile, with base
 // as the trusted directory (the repository root, or the working directory

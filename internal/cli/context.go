@@ -8,7 +8,6 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
-	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
@@ -111,7 +110,7 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 	opts.Out, opts.Packet = inDir(opts.Range.Dir, opts.Out), inDir(opts.Range.Dir, opts.Packet)
 	// The scope is review's: .diffpalignore from the same trusted side.
 	co := opts.Range.options(opts.Paths)
-	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, "")
+	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, "")
 	if err != nil {
 		return err
 	}
@@ -159,20 +158,4 @@ func shortSHA(s string) string {
 		return "worktree"
 	}
 	return s
-}
-
-func bundleNames() []string {
-	var out []string
-	for _, b := range qa.Bundles() {
-		out = append(out, string(b))
-	}
-	return out
-}
-
-func profileNames() []string {
-	var out []string
-	for _, p := range qa.Profiles() {
-		out = append(out, string(p))
-	}
-	return out
 }

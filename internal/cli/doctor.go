@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
+	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/spf13/cobra"
@@ -94,7 +94,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	case root != "":
 		// The policy review would run with: config, .diffpalignore and
 		// rule packs from the same side, with the same bounds and checks.
-		pol, _, err := loadPolicyFor(ctx, root, review.ChangeOptions{}, opts.ConfigSource, opts.ConfigPath, true)
+		pol, _, err := loadPolicyFor(ctx, opts.IO, root, review.ChangeOptions{}, opts.ConfigSource, opts.ConfigPath, true)
 		if err != nil {
 			say("error", "%v", errors.Unwrap(err))
 			break
@@ -108,7 +108,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 		if len(pol.Packs) > 0 {
 			say("ok", "%d rule packs load", len(pol.Packs))
-			if _, err := review.NewBuiltinNamed(packNames(pol), packData(pol)); err != nil {
+			if _, err := builtin.NewNamed(packNames(pol), packData(pol)); err != nil {
 				say("error", "%v", err)
 			}
 		}
@@ -144,7 +144,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			}
 		case "openai", "anthropic":
 			env := keyEnvOf(p)
-			key := os.Getenv(env)
+			key := opts.IO.Getenv(env)
 			if key == "" {
 				say("error", "provider %s: %s is not set", n, env)
 			} else {

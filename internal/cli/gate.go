@@ -84,7 +84,7 @@ invalid. One summary line goes to stderr; --json prints a report on stdout.
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
 	addDirFlag(cmd, &opts.Dir)
 	_ = cmd.RegisterFlagCompletionFunc("block-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"low", "medium", "high", "critical"}, cobra.ShellCompDirectiveNoFileComp
+		return findings.SeverityNames(), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }

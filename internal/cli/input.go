@@ -19,11 +19,11 @@ import (
 // validate, gate, sarif and upgrade read from a file or standard input.
 const envMaxBundleBytes = "DIFFPAL_MAX_BUNDLE_BYTES"
 
-// maxBundleBytes is the input size limit: DIFFPAL_MAX_BUNDLE_BYTES when
-// set (a number of bytes, optionally with a KiB, MiB, GiB or TiB suffix),
-// else findings.DefaultMaxBytes.
-func maxBundleBytes() (int64, error) {
-	v := strings.TrimSpace(os.Getenv(envMaxBundleBytes))
+// maxBundleBytes is the input size limit: DIFFPAL_MAX_BUNDLE_BYTES in
+// ios's environment when set (a number of bytes, optionally with a KiB,
+// MiB, GiB or TiB suffix), else findings.DefaultMaxBytes.
+func maxBundleBytes(ios *IOStreams) (int64, error) {
+	v := strings.TrimSpace(ios.Getenv(envMaxBundleBytes))
 	if v == "" {
 		return findings.DefaultMaxBytes, nil
 	}
@@ -49,7 +49,7 @@ func maxBundleBytes() (int64, error) {
 // findings.ReadAll: a stream whose first non-space byte is not '{' is
 // rejected without reading the rest.
 func readBundleBytes(ios *IOStreams, path string) ([]byte, error) {
-	limit, err := maxBundleBytes()
+	limit, err := maxBundleBytes(ios)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ const maxPolicyFileBytes = 1 << 20
 // where the value came from.
 type McpOptions struct {
 	IO *IOStreams
-	// Getenv reads the environment (os.Getenv unless a test injects one).
+	// Getenv reads the environment (IO's unless a test injects one).
 	Getenv func(string) string
 	// Clock is the sessions' clock (time.Now when nil).
 	Clock func() time.Time
@@ -71,7 +71,7 @@ type McpOptions struct {
 
 // NewCmdMcp builds `diffpal mcp`.
 func NewCmdMcp(ios *IOStreams, runF func(*McpOptions) error) *cobra.Command {
-	opts := &McpOptions{IO: ios, Getenv: os.Getenv}
+	opts := &McpOptions{IO: ios, Getenv: ios.Getenv}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the QA orchestration tools over MCP (stdio or HTTP)",
@@ -179,7 +179,7 @@ func (o *McpOptions) pick(flag, flagVal, env string) setting {
 	}
 	getenv := o.Getenv
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = o.IO.Getenv
 	}
 	if v := getenv(env); v != "" {
 		return setting{v, env}
@@ -260,7 +260,7 @@ func (o *McpOptions) resolve() (mcpConfig, error) {
 		}
 		getenv := o.Getenv
 		if getenv == nil {
-			getenv = os.Getenv
+			getenv = o.IO.Getenv
 		}
 		cfg.token = strings.TrimSpace(getenv(name))
 		if cfg.token == "" {

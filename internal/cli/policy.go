@@ -9,21 +9,21 @@ import (
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/policy"
 	"github.com/diffpalhq/diffpal/internal/review"
-	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
 // loadPolicy resolves the range and reads the review policy (config,
 // .diffpalignore, rule packs) from the side --config-source chooses:
 // base in CI by default, so the change under review cannot choose how it
-// is judged (docs/security.md).
-func loadPolicy(ctx context.Context, root string, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
-	return loadPolicyFor(ctx, root, co, source, configPath, false)
+// is judged (docs/security.md). Whether this is CI is read from ios's
+// environment.
+func loadPolicy(ctx context.Context, ios *IOStreams, root string, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
+	return loadPolicyFor(ctx, ios, root, co, source, configPath, false)
 }
 
 // loadPolicyFor is loadPolicy; lenient (doctor) reads a work-tree policy
 // even when no range resolves (no default branch yet), without comparing.
-func loadPolicyFor(ctx context.Context, root string, co review.ChangeOptions, source, configPath string, lenient bool) (*policy.Loaded, *git.Range, error) {
-	src, why, err := policy.Choose(source, os.Getenv)
+func loadPolicyFor(ctx context.Context, ios *IOStreams, root string, co review.ChangeOptions, source, configPath string, lenient bool) (*policy.Loaded, *git.Range, error) {
+	src, why, err := policy.Choose(source, ios.Getenv)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
@@ -49,22 +49,6 @@ func loadPolicyFor(ctx context.Context, root string, co review.ChangeOptions, so
 		return nil, nil, usageErr("%v", err)
 	}
 	return pol, &rg, nil
-}
-
-// checkGlobs rejects malformed --include/--exclude globs: a glob that can
-// never match would review nothing and let the gate pass.
-func checkGlobs(include, exclude []string) error {
-	for _, g := range include {
-		if err := scope.ValidGlob(g); err != nil {
-			return usageErr("--include %q: %v", g, err)
-		}
-	}
-	for _, g := range exclude {
-		if err := scope.ValidGlob(g); err != nil {
-			return usageErr("--exclude %q: %v", g, err)
-		}
-	}
-	return nil
 }
 
 // readBounded reads a file the user named on the command line, up to max

@@ -13,12 +13,13 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
+	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/provider/command"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/provider/openai"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
@@ -40,9 +41,9 @@ type providerChoice struct {
 // stages route profiles elsewhere) and the verifiers of the deep pass and
 // synthesis (model providers only).
 type providerSet struct {
-	provider  review.Provider
-	deep      review.Verifier
-	synthesis review.Verifier
+	provider  provider.Provider
+	deep      provider.Verifier
+	synthesis provider.Verifier
 	keyEnvs   map[string]string // provider name -> its key variable, for error messages
 }
 
@@ -51,23 +52,23 @@ type providerSet struct {
 // from the environment variables the official SDKs read and the flags.
 func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error) {
 	set := &providerSet{keyEnvs: map[string]string{}}
-	built := map[string]review.Provider{}
-	var builtin *review.Builtin
-	resolve := func(name string, isDefault bool) (review.Provider, error) {
+	built := map[string]provider.Provider{}
+	var rulePacks *builtin.Builtin
+	resolve := func(name string, isDefault bool) (provider.Provider, error) {
 		if p, ok := built[name]; ok {
 			return p, nil
 		}
-		var p review.Provider
+		var p provider.Provider
 		switch pc, inConfig := cfg.Providers[name]; {
 		case name == "builtin":
-			if builtin == nil {
-				b, err := review.NewBuiltinNamed(ch.packNames, ch.packs)
+			if rulePacks == nil {
+				b, err := builtin.NewNamed(ch.packNames, ch.packs)
 				if err != nil {
 					return nil, usageErr("rule packs: %v", err)
 				}
-				builtin = b
+				rulePacks = b
 			}
-			p = builtin
+			p = rulePacks
 		case inConfig:
 			if isDefault && ch.model != "" && pc.Type != "command" {
 				pc.Model = ch.model
@@ -111,7 +112,7 @@ func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error)
 	if err != nil {
 		return nil, err
 	}
-	router := &review.Router{Default: def, Profiles: map[qa.Profile]review.Provider{}}
+	router := &provider.Router{Default: def, Profiles: map[qa.Profile]provider.Provider{}}
 	stages := make([]string, 0, len(cfg.Stages))
 	for s := range cfg.Stages {
 		stages = append(stages, s)
@@ -124,7 +125,7 @@ func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error)
 		}
 		switch stage {
 		case "deep_review", "synthesis":
-			v, ok := p.(review.Verifier)
+			v, ok := p.(provider.Verifier)
 			if !ok {
 				return nil, usageErr("stages.%s: provider %q cannot verify candidates; route it to a model provider", stage, cfg.Stages[stage])
 			}
@@ -138,7 +139,7 @@ func buildProviders(ch providerChoice, cfg *config.Config) (*providerSet, error)
 		}
 	}
 	// A model-backed review verifies with its model unless routed elsewhere.
-	if v, ok := def.(review.Verifier); ok {
+	if v, ok := def.(provider.Verifier); ok {
 		if set.deep == nil {
 			set.deep = v
 		}

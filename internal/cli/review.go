@@ -4,17 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/policy"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -33,6 +30,7 @@ type ReviewOptions struct {
 	Range         RangeFlags
 	Paths         []string
 	OutDir        string
+	Formats       []string
 	FilterMode    string
 	Bundle        string
 	Profile       string
@@ -57,6 +55,9 @@ type ReviewOptions struct {
 	NoCache       bool
 
 	changed map[string]bool
+	// settings are the resolved settings (resolve), with where each came
+	// from.
+	settings config.Settings
 }
 
 // NewCmdReview builds `diffpal review`.
@@ -68,6 +69,14 @@ func NewCmdReview(ios *IOStreams, runF func(*ReviewOptions) error) *cobra.Comman
 		Long: `Review a git change offline with the built-in rule packs and write
 .artifacts/diffpal/findings.json (v3), qa-session.json (the orchestration
 audit trail), summary.md and diffpal.sarif.
+
+--format (else the config's review.formats) chooses the outputs, each NAME
+or NAME=PATH, comma-separated or repeated:
+` + formatHelp() + `
+findings.json, the canonical bundle that gate, sarif and validate read, is
+always written. The outputs in --out-dir are replaced as one set, with
+manifest.json last; NAME=PATH writes one elsewhere instead (a relative PATH
+is taken from -C), after the set. An unknown NAME is an error.
 
 With no flags, the current branch is reviewed against its merge-base with
 the default branch (origin/HEAD, then main, then master); on the default
@@ -87,7 +96,10 @@ high, and confidence >= --min-confidence when set).`,
   diffpal review --baseline old/findings.json
 
   # Uncommitted work, machine-readable
-  diffpal review --uncommitted --json`,
+  diffpal review --uncommitted --json
+
+  # Only the bundle and SARIF, the SARIF where the upload step expects it
+  diffpal review --format json,sarif=results.sarif`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.changed = map[string]bool{}
@@ -100,22 +112,23 @@ high, and confidence >= --min-confidence when set).`,
 	}
 	opts.Range.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&opts.OutDir, "out-dir", DefaultOutDir, "directory for findings.json, qa-session.json, summary.md and diffpal.sarif")
-	fl.StringVar(&opts.FilterMode, "filter-mode", diff.FilterAdded, "lines findings may sit on: added, diff_context, file, nofilter")
+	fl.StringVar(&opts.OutDir, "out-dir", DefaultOutDir, "directory for the outputs (--format) and manifest.json")
+	fl.StringSliceVar(&opts.Formats, "format", nil, "outputs to write, NAME or NAME=PATH, comma-separated or repeated: "+strings.Join(output.Builtin().Names(), ", ")+" (default: all; json is always written)")
+	fl.StringVar(&opts.FilterMode, "filter-mode", config.DefaultFilterMode, "lines findings may sit on: added, diff_context, file, nofilter")
 	fl.StringVar(&opts.Bundle, "bundle", "", "force the orchestration bundle (default: chosen from the changed files)")
 	fl.StringVar(&opts.Profile, "profile", "", "review with one profile instead of a bundle")
-	fl.StringVar(&opts.BlockOn, "block-on", "high", "lowest blocking severity: low, medium, high, critical")
+	fl.StringVar(&opts.BlockOn, "block-on", config.DefaultBlockOn, "lowest blocking severity: low, medium, high, critical")
 	fl.Float64Var(&opts.MinConfidence, "min-confidence", 0, "also require confidence >= this (0 to 1) to block")
 	fl.BoolVar(&opts.Gate, "gate", false, "exit 10 when any finding blocks")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier findings bundle; findings with a stable_id in it are not reported again")
 	fl.StringVar(&opts.ReviewID, "review-id", "local", "review id recorded in the bundle and its finding ids")
 	fl.BoolVar(&opts.JSON, "json", false, "print a machine-readable result on stdout instead of the summary")
-	fl.StringVar(&opts.Color, "color", "auto", "colour the summary: auto, always, never (NO_COLOR is honoured)")
+	fl.StringVar(&opts.Color, "color", string(ColorAuto), "colour the summary: auto, always, never (NO_COLOR is honoured)")
 	fl.StringArrayVar(&opts.RulePacks, "rules", nil, "extra rule pack (YAML) to load; repeatable")
 	fl.StringArrayVar(&opts.Include, "include", nil, "review only paths matching this glob; repeatable")
 	fl.StringArrayVar(&opts.Exclude, "exclude", nil, "skip paths matching this glob; repeatable")
 	fl.BoolVar(&opts.NoDefaultSkip, "no-default-skips", false, "also review lock files, vendored and generated files")
-	fl.IntVar(&opts.MaxFileBytes, "max-file-bytes", 1<<20, "skip files larger than this")
+	fl.IntVar(&opts.MaxFileBytes, "max-file-bytes", config.DefaultMaxFileBytes, "skip files larger than this")
 	fl.StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository, if present)")
 	fl.StringVar(&opts.ConfigSource, "config-source", "auto", "where config, .diffpalignore and rule packs are read from: auto (base in CI, else worktree), base, head, worktree")
 	fl.StringVar(&opts.Provider, "provider", "", "provider: builtin (default), openai, anthropic, command, or a name from the config's providers")
@@ -123,8 +136,9 @@ high, and confidence >= --min-confidence when set).`,
 	fl.StringVar(&opts.Command, "command", "", "agent CLI for --provider command, e.g. \"claude -p\" (prompt on stdin, JSON on stdout)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not reuse or store model answers in .artifacts/diffpal/cache")
 	_ = cmd.RegisterFlagCompletionFunc("filter-mode", fixedCompletion(diff.FilterModes...))
-	_ = cmd.RegisterFlagCompletionFunc("block-on", fixedCompletion("low", "medium", "high", "critical"))
+	_ = cmd.RegisterFlagCompletionFunc("block-on", fixedCompletion(findings.SeverityNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(output.Builtin().Names()...))
 	_ = cmd.RegisterFlagCompletionFunc("config-source", fixedCompletion(append([]string{"auto"}, policy.Sources...)...))
 	return cmd
 }
@@ -144,99 +158,83 @@ type ReviewOutput struct {
 	Audit    review.Audit      `json:"audit"`
 }
 
-func (o *ReviewOptions) validate() (findings.Policy, error) {
-	var pol findings.Policy
-	if err := diff.ValidFilter(o.FilterMode); err != nil {
-		return pol, usageErr("--filter-mode: %v", err)
-	}
-	s, err := findings.ParseSeverity(o.BlockOn)
-	if err != nil {
-		return pol, usageErr("invalid --block-on %q: want one of low, medium, high, critical", o.BlockOn)
-	}
-	pol.BlockOn = s
-	if o.minConfSet {
-		if math.IsNaN(o.MinConfidence) || o.MinConfidence < 0 || o.MinConfidence > 1 {
-			return pol, usageErr("invalid --min-confidence %v: want a number from 0 to 1", o.MinConfidence)
-		}
-		mc := o.MinConfidence
-		pol.MinConfidence = &mc
-	}
-	switch o.Color {
-	case "auto", "always", "never":
-	default:
-		return pol, usageErr("invalid --color %q: want auto, always or never", o.Color)
-	}
-	if o.Bundle != "" && o.Profile != "" {
-		return pol, usageErr("--bundle and --profile are mutually exclusive")
-	}
-	if o.MaxFileBytes <= 0 {
-		return pol, usageErr("invalid --max-file-bytes %d: want a positive number of bytes", o.MaxFileBytes)
+// checkFlags checks what is flag syntax rather than review policy.
+func (o *ReviewOptions) checkFlags() error {
+	if _, err := parseColorMode(o.Color); err != nil {
+		return err
 	}
 	if o.ReviewID == "" {
-		return pol, usageErr("--review-id must not be empty")
+		return usageErr("--review-id must not be empty")
 	}
-	if err := checkGlobs(o.Include, o.Exclude); err != nil {
-		return pol, err
-	}
-	return pol, nil
+	return nil
 }
 
-// layer applies the config file and DIFFPAL_* variables under the flags:
-// a flag the user set wins, then the environment, then the file, then the
-// flag's default.
-func (o *ReviewOptions) layer(cfg *config.Config) ([]review.Ignore, error) {
-	set := func(flag, env string, fromCfg string, dst *string) {
+// overrides are the review settings the user gave on the command line.
+func (o *ReviewOptions) overrides() config.Overrides {
+	str := func(flag string, v *string) *string {
 		if o.changed[flag] {
-			return
+			return v
 		}
-		if v, ok := os.LookupEnv(env); ok && v != "" {
-			*dst = v
-			return
-		}
-		if fromCfg != "" {
-			*dst = fromCfg
-		}
+		return nil
 	}
-	r := cfg.Review
-	set("filter-mode", "DIFFPAL_FILTER_MODE", r.FilterMode, &o.FilterMode)
-	set("block-on", "DIFFPAL_BLOCK_ON", r.BlockOn, &o.BlockOn)
-	// Bundle and profile are one choice (triage's): the first layer that
-	// sets either decides it.
-	switch {
-	case o.changed["bundle"] || o.changed["profile"]:
-	case os.Getenv("DIFFPAL_BUNDLE") != "" || os.Getenv("DIFFPAL_PROFILE") != "":
-		o.Bundle, o.Profile = os.Getenv("DIFFPAL_BUNDLE"), os.Getenv("DIFFPAL_PROFILE")
-	default:
-		o.Bundle, o.Profile = r.Bundle, r.Profile
+	ov := config.Overrides{
+		FilterMode: str("filter-mode", &o.FilterMode), BlockOn: str("block-on", &o.BlockOn),
+		Bundle: str("bundle", &o.Bundle), Profile: str("profile", &o.Profile),
+		Provider: str("provider", &o.Provider), Model: str("model", &o.Model),
+		Include: o.Include, Exclude: o.Exclude,
 	}
-	set("provider", "DIFFPAL_PROVIDER", cfg.Provider, &o.Provider)
-	set("model", "DIFFPAL_MODEL", "", &o.Model)
-	if !o.changed["min-confidence"] {
-		if v, ok := os.LookupEnv("DIFFPAL_MIN_CONFIDENCE"); ok && v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, usageErr("invalid DIFFPAL_MIN_CONFIDENCE %q: want a number from 0 to 1", v)
-			}
-			o.MinConfidence, o.minConfSet = f, true
-		} else if r.MinConfidence != nil {
-			o.MinConfidence, o.minConfSet = *r.MinConfidence, true
-		}
-	} else {
-		o.minConfSet = true
+	if o.changed["min-confidence"] {
+		ov.MinConfidence = &o.MinConfidence
 	}
-	if !o.changed["max-file-bytes"] && r.MaxFileBytes > 0 {
-		o.MaxFileBytes = r.MaxFileBytes
+	if o.changed["max-file-bytes"] {
+		ov.MaxFileBytes = &o.MaxFileBytes
 	}
-	if !o.changed["no-default-skips"] && r.DefaultSkips != nil {
-		o.NoDefaultSkip = !*r.DefaultSkips
+	if o.changed["no-default-skips"] {
+		ov.NoDefaultSkips = &o.NoDefaultSkip
 	}
-	o.Include = append(append([]string(nil), r.Include...), o.Include...)
-	o.Exclude = append(append([]string(nil), r.Exclude...), o.Exclude...)
+	if o.changed["format"] {
+		ov.Formats = append([]string{}, o.Formats...)
+	}
+	return ov
+}
+
+// resolve checks the flags, then has config.Resolve layer them over the
+// DIFFPAL_* variables and the config file (flag > variable > file >
+// default) and check the result; the effective values are written back
+// into o, so the rest of the run reads one set of fields.
+func (o *ReviewOptions) resolve(cfg *config.Config) (findings.Policy, []review.Ignore, error) {
+	if err := o.checkFlags(); err != nil {
+		return findings.Policy{}, nil, err
+	}
+	s, err := config.Resolve(cfg, o.overrides(), o.IO.Getenv)
+	if err != nil {
+		return findings.Policy{}, nil, usageErr("%v", err)
+	}
+	o.settings = s
+	o.FilterMode, o.BlockOn, o.Bundle, o.Profile = s.FilterMode, string(s.BlockOn), s.Bundle, s.Profile
+	o.Provider, o.Model, o.MaxFileBytes, o.NoDefaultSkip = s.Provider, s.Model, s.MaxFileBytes, s.NoDefaultSkips
+	o.Include, o.Exclude, o.Formats = s.Include, s.Exclude, s.Formats
+	o.minConfSet = s.MinConfidence != nil
+	if o.minConfSet {
+		o.MinConfidence = *s.MinConfidence
+	}
 	var ignores []review.Ignore
-	for _, ig := range cfg.Ignores {
+	for _, ig := range s.Ignores {
 		ignores = append(ignores, review.Ignore{Rule: ig.Rule, Category: ig.Category, Path: ig.Path, Reason: ig.Reason})
 	}
-	return ignores, nil
+	return s.Policy(), ignores, nil
+}
+
+// formatHelp lists the output formats for review's help.
+func formatHelp() string {
+	var b strings.Builder
+	reg := output.Builtin()
+	for _, n := range reg.Names() {
+		f, _ := reg.Lookup(n)
+		fmt.Fprintf(&b, "  %-10s %s\n", n, f.DefaultFile())
+	}
+	fmt.Fprintf(&b, "Default: %s.\n", strings.Join(reg.Defaults(), ","))
+	return b.String()
 }
 
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
@@ -251,24 +249,18 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		opts.RulePacks[i] = inDir(opts.Range.Dir, p)
 	}
 	co := opts.Range.options(opts.Paths)
-	pol, rg, err := loadPolicy(ctx, root, co, opts.ConfigSource, opts.ConfigPath)
+	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
 		return err
 	}
 	co.Resolved = rg
 	cfg := pol.Config
-	ignores, err := opts.layer(cfg)
+	policyRec, ignores, err := opts.resolve(cfg)
 	if err != nil {
 		return err
 	}
-	policyRec, err := opts.validate()
+	arts, outDir, err := opts.planOutputs(root)
 	if err != nil {
-		return err
-	}
-	if err := validateChoice("--bundle", opts.Bundle, bundleNames()); err != nil {
-		return err
-	}
-	if err := validateChoice("--profile", opts.Profile, profileNames()); err != nil {
 		return err
 	}
 	var packs [][]byte
@@ -298,7 +290,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		baseline = b
 	}
 	co.Scope = scope.Options{Ignore: pol.Ignore, Include: opts.Include, Exclude: opts.Exclude, NoDefaultSkips: opts.NoDefaultSkip, MaxBytes: opts.MaxFileBytes}
-	prog := newProgress(opts.IO.ErrOut)
+	prog := newProgress(opts.IO)
 	res, err := review.Run(ctx, review.Options{
 		Change: co, FilterMode: opts.FilterMode, Bundle: opts.Bundle, Profile: opts.Profile,
 		Provider: providers.provider, DeepVerifier: providers.deep, SynthesisVerifier: providers.synthesis,
@@ -315,17 +307,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		return changeErrOf(err)
 	}
-	// The default lives at the repository root, wherever diffpal was
-	// started; an explicit relative --out-dir is relative to -C.
-	outDir := opts.OutDir
-	if !filepath.IsAbs(outDir) {
-		if outDir == DefaultOutDir {
-			outDir = filepath.Join(res.Change.Root, outDir)
-		} else if abs, err := filepath.Abs(inDir(opts.Range.Dir, outDir)); err == nil {
-			outDir = abs
-		}
-	}
-	paths, err := writeArtifactsContext(ctx, outDir, res)
+	paths, err := writeArtifactsContext(ctx, outDir, res, arts)
 	if err != nil {
 		return ioErr(err)
 	}
@@ -338,15 +320,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 			return ioErr(err)
 		}
 	} else {
+		wd, _ := opts.IO.Getwd()
 		shown := map[string]string{}
-		wd, _ := os.Getwd()
 		for k, p := range paths {
-			shown[k] = p
-			if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
-				shown[k] = rel
-			}
+			shown[k] = relToWd(wd, p)
 		}
-		writeTerminalSummary(opts.IO.Out, res, shown, useColor(opts.Color, opts.IO.Out), opts.Gate)
+		writeTerminalSummaryIn(opts.IO.Out, wd, res, shown, opts.IO.ColorEnabled(ColorMode(opts.Color)), opts.Gate)
 	}
 	if opts.Gate && blocking > 0 {
 		return silent(ExitGateBlocked)
@@ -354,85 +333,51 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	return nil
 }
 
-func validateChoice(flag, v string, allowed []string) error {
-	if v == "" {
-		return nil
+// summaryInfo is what summary.md says besides the findings.
+func summaryInfo(res *review.Result) markdown.Info { return output.SummaryInfo(res) }
+
+// planOutputs selects the outputs (--format, else review.formats, else the
+// defaults) and resolves where each goes: the output directory is at the
+// repository root by default, wherever diffpal was started, and an
+// explicit relative --out-dir is relative to -C, as is a --format path; a
+// review.formats path is relative to the repository root.
+func (o *ReviewOptions) planOutputs(root string) ([]artifact, string, error) {
+	from := o.settings.From["formats"]
+	outs, err := output.Builtin().Select(o.Formats, from)
+	if err != nil {
+		return nil, "", usageErr("%v", err)
 	}
-	for _, a := range allowed {
-		if a == v {
-			return nil
+	outDir := o.OutDir
+	if !filepath.IsAbs(outDir) {
+		if outDir == DefaultOutDir {
+			outDir = filepath.Join(root, outDir)
+		} else if abs, err := filepath.Abs(inDir(o.Range.Dir, outDir)); err == nil {
+			outDir = abs
 		}
 	}
-	return usageErr("invalid %s %q: want one of %s", flag, v, strings.Join(allowed, ", "))
-}
-
-func summaryInfo(res *review.Result) markdown.Info {
-	a := res.Audit
-	ch := res.Change
-	in := markdown.Info{
-		Repository: ch.Repository, Range: shortSHA(ch.Range.DiffBase) + ".." + shortSHA(ch.Range.Head), Why: ch.Range.Why,
-		Provider: a.Provider, Triage: a.Triage, Files: a.Files, AddedLines: a.AddedLines, Notes: a.Notes,
-	}
-	if ch.Range.Worktree {
-		in.Range = shortSHA(ch.Range.DiffBase) + "..worktree"
-	}
-	for _, s := range a.Skips {
-		in.Skips = append(in.Skips, markdown.Note{What: s.Path, Reason: s.Reason + ": " + s.Detail})
-	}
-	for _, d := range a.Drops {
-		in.Drops = append(in.Drops, markdown.Note{Reason: d.Reason, Count: d.Count, What: strings.Join(d.Samples, ", ")})
-	}
-	for _, s := range a.Suppressed {
-		in.Suppressed = append(in.Suppressed, markdown.Note{What: fmt.Sprintf("%s:%d %s", s.Path, s.Line, nonEmptyStr(s.RuleID, s.Category)), Reason: s.By + ": " + s.Reason})
-	}
-	for _, s := range a.Invalid {
-		in.Invalid = append(in.Invalid, markdown.Note{What: fmt.Sprintf("%s:%d %s", s.Path, s.Line, nonEmptyStr(s.RuleID, s.Category)), Reason: s.Reason})
-	}
-	if a.Baseline != nil {
-		in.Baseline = &markdown.Baseline{New: len(a.Baseline.New), Unchanged: len(a.Baseline.Unchanged), Fixed: len(a.Baseline.Fixed)}
-	}
-	if a.Deep != nil {
-		in.Deep = fmt.Sprintf("ran (%s): examined %d, lowered %d, raised %d", strings.Join(a.Deep.Reasons, ", "), a.Deep.Examined, a.Deep.Lowered, a.Deep.Raised)
-	}
-	if pol := a.Policy; pol != nil {
-		in.PolicySource, in.PolicyWhy = pol.Source, pol.Why
-		for _, c := range pol.Changes {
-			what := c.Path
-			if c.Line > 0 {
-				what = fmt.Sprintf("%s:%d", c.Path, c.Line)
-			}
-			in.PolicyChanges = append(in.PolicyChanges, markdown.Note{What: what, Reason: c.Kind + ": " + c.Detail})
+	resolve := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
 		}
+		if from != "--format" {
+			return filepath.Join(root, filepath.FromSlash(p))
+		}
+		if abs, err := filepath.Abs(inDir(o.Range.Dir, p)); err == nil {
+			return abs
+		}
+		return p
 	}
-	return in
+	arts, err := planArtifacts(outs, outDir, from, resolve)
+	return arts, outDir, err
 }
 
-func nonEmptyStr(a, b string) string {
-	if a != "" {
-		return a
+// relToWd shows p relative to the working directory when it is below it.
+func relToWd(wd, p string) string {
+	if wd == "" {
+		return p
 	}
-	return b
-}
-
-// isTerminal reports whether w is a character device.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-func useColor(mode string, w io.Writer) bool {
-	switch mode {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	return isTerminal(w) && os.Getenv("TERM") != "dumb"
+	return p
 }

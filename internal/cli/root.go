@@ -13,24 +13,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 )
-
-// IOStreams are the command's standard streams, injected so that tests run
-// commands without a terminal.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-}
-
-// System returns the process's streams.
-func System() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-}
 
 // NewRootCmd builds the command tree.
 func NewRootCmd(ios *IOStreams) *cobra.Command {

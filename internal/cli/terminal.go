@@ -3,12 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
@@ -38,13 +39,22 @@ func (p palette) sev(s findings.Severity) string {
 	return p.c("36", label)
 }
 
-// writeTerminalSummary prints the human summary of a review. Every string
-// that can come from the repository — its directory name, branch names in
-// the range text, paths, titles, categories, notes, the artifact paths
-// under the repository — goes through printable, so none of it can move
-// the cursor, recolour or clear the terminal, or reorder the line with a
-// bidirectional override.
+// writeTerminalSummary is writeTerminalSummaryIn with the process's
+// working directory.
 func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]string, color, gate bool) {
+	wd, _ := System().Getwd()
+	writeTerminalSummaryIn(w, wd, res, paths, color, gate)
+}
+
+// writeTerminalSummaryIn prints the human summary of a review, naming the
+// repository relative to wd when it is below it. paths are the outputs
+// written, by key (output.Key); they are listed in the registry's order.
+// Every string that can come from the repository — its directory name,
+// branch names in the range text, paths, titles, categories, notes, the
+// artifact paths under the repository — goes through printable, so none
+// of it can move the cursor, recolour or clear the terminal, or reorder
+// the line with a bidirectional override.
+func writeTerminalSummaryIn(w io.Writer, wd string, res *review.Result, paths map[string]string, color, gate bool) {
 	p := palette{on: color}
 	ch, a, b := res.Change, res.Audit, res.Bundle
 	rng := shortSHA(ch.Range.DiffBase) + ".." + shortSHA(ch.Range.Head)
@@ -54,7 +64,7 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 	shown := func(k string) string { return printable(paths[k]) }
 	// The repository actually reviewed: its top level as the caller
 	// named it, not the origin remote a clone happens to have.
-	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), printable(displayRoot(ch.Root)), printable(rng), printable(ch.Range.Why))
+	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), printable(displayRoot(wd, ch.Root)), printable(rng), printable(ch.Range.Why))
 	fmt.Fprintf(w, "  reviewed %s, %s; skipped %d; %s\n", plural(a.Files, "file"), plural(a.AddedLines, "added line"), len(a.Skips), printable(a.Triage))
 	t := b.Tally()
 	counts, blocking := t.BySeverity, t.Blocking
@@ -91,7 +101,10 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 			line += " (" + printable(pol.Why) + ")"
 		}
 		if n := len(pol.Changes); n > 0 {
-			line += "; " + p.c("33", fmt.Sprintf("the change edits its own review policy: %d", n)) + " (see " + shown("summary") + ")"
+			line += "; " + p.c("33", fmt.Sprintf("the change edits its own review policy: %d", n))
+			if paths["summary"] != "" {
+				line += " (see " + shown("summary") + ")"
+			}
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -104,7 +117,11 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 	for _, n := range a.Notes {
 		fmt.Fprintf(w, "  note: %s\n", printable(n))
 	}
-	fmt.Fprintf(w, "  wrote %s, %s, %s, %s\n", shown("findings"), shown("session"), shown("summary"), shown("sarif"))
+	var wrote []string
+	for _, k := range outputOrder(paths) {
+		wrote = append(wrote, shown(k))
+	}
+	fmt.Fprintf(w, "  wrote %s\n", strings.Join(wrote, ", "))
 	switch {
 	case blocking > 0 && gate:
 		fmt.Fprintf(w, "%s %s (block on %s)\n", p.c("1;31", "gate: blocked"), plural(blocking, "blocking finding"), b.Gate.BlockOn)
@@ -135,15 +152,37 @@ func deepText(a review.Audit) string {
 	return "ran: " + strings.Join(a.Deep.Reasons, ", ")
 }
 
-// progress draws a one-line status on stderr, only when it is a terminal.
+// outputOrder is the keys of paths in the output registry's order, then
+// any others sorted.
+func outputOrder(paths map[string]string) []string {
+	var keys []string
+	known := map[string]bool{}
+	for _, k := range output.Builtin().Keys() {
+		known[k] = true
+		if _, ok := paths[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	var rest []string
+	for k := range paths {
+		if !known[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(keys, rest...)
+}
+
+// progress draws a one-line status on stderr, only when it is a terminal
+// (IOStreams.ProgressEnabled).
 type progress struct {
 	w     io.Writer
 	on    bool
 	start time.Time
 }
 
-func newProgress(w io.Writer) *progress {
-	return &progress{w: w, on: isTerminal(w), start: time.Now()}
+func newProgress(ios *IOStreams) *progress {
+	return &progress{w: ios.ErrOut, on: ios.ProgressEnabled(), start: time.Now()}
 }
 
 func (p *progress) step(s string) {
@@ -174,11 +213,10 @@ func plural(n int, noun string) string {
 }
 
 // displayRoot names the repository root relative to the working
-// directory when it is below it ("." for the directory itself), else as
+// directory wd when it is below it ("." for the directory itself), else as
 // an absolute path.
-func displayRoot(root string) string {
-	wd, err := os.Getwd()
-	if err != nil {
+func displayRoot(wd, root string) string {
+	if wd == "" {
 		return root
 	}
 	if rel, err := filepath.Rel(wd, root); err == nil && !strings.HasPrefix(rel, "..") {

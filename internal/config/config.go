@@ -1,7 +1,10 @@
 // Package config loads and validates diffpal's repository configuration,
-// .config/diffpal/config.yaml (version: v1). Unknown keys are errors, every
-// error names the key path and the rule, and nothing here reads flags or
-// prints: the CLI layers flags over what Load returns.
+// .config/diffpal/config.yaml (version: v1), and resolves a review's
+// settings from it (Resolve: flag > DIFFPAL_* variable > file > default).
+// Unknown keys are errors and every error names the key path (or the flag
+// or variable) and the rule. Nothing here parses flags, reads the process
+// environment or prints: the CLI hands Resolve the flags it parsed and an
+// environment to read.
 package config
 
 import (
@@ -9,10 +12,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/scope"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
@@ -52,6 +59,11 @@ type Review struct {
 	// Instructions are the team's review guidance, given to model
 	// providers (as instructions, never mixed with the fenced evidence).
 	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+	// Formats are the outputs review writes, as --format spells them:
+	// NAME, or NAME=PATH with PATH relative to the repository root, inside
+	// it and not in .git. Names are checked when the review runs, against the
+	// output registry (internal/output), which alone knows the formats.
+	Formats []string `yaml:"formats" json:"formats,omitempty"`
 }
 
 // Provider configures one model provider. API keys are never stored here:
@@ -78,9 +90,14 @@ var ProviderTypes = []string{"openai", "anthropic", "command"}
 // StageNames are the non-profile stages a provider can be routed to.
 var StageNames = []string{"deep_review", "synthesis"}
 
-// ProfileNames are the review profiles (QA-CONTRACT.md).
-var ProfileNames = []string{"pr_test_analyzer", "code_reviewer", "security_reviewer", "silent_failure_hunter",
-	"code_explorer", "typescript_reviewer", "react_reviewer", "ruby_reviewer", "python_reviewer", "mobile_reviewer"}
+// ProfileNames are the review profiles (QA-CONTRACT.md), from package qa.
+var ProfileNames = func() []string {
+	var out []string
+	for _, p := range qa.Profiles() {
+		out = append(out, string(p))
+	}
+	return out
+}()
 
 // TimeoutOf parses a provider timeout (default d when empty).
 func (p Provider) TimeoutOf(d time.Duration) (time.Duration, error) {
@@ -127,8 +144,8 @@ func (e *Errors) Error() string {
 }
 
 var (
-	filterModes = []string{"added", "diff_context", "file", "nofilter"}
-	severities  = []string{"low", "medium", "high", "critical"}
+	filterModes = diff.FilterModes
+	severities  = findings.SeverityNames()
 )
 
 // Load reads the config at path, or at root/DefaultPath when path is "".
@@ -217,6 +234,16 @@ func (c *Config) Validate() []FieldError {
 			add(fmt.Sprintf("review.exclude[%d]", i), "%v", err)
 		}
 	}
+	seenFormat := map[string]bool{}
+	for i, spec := range r.Formats {
+		name, _, _ := strings.Cut(spec, "=")
+		if reason := checkFormatSpec(spec); reason != "" {
+			add(fmt.Sprintf("review.formats[%d]", i), "%s", reason)
+		} else if seenFormat[name] {
+			add(fmt.Sprintf("review.formats[%d]", i), "format %s is listed twice", name)
+		}
+		seenFormat[name] = true
+	}
 	for i, p := range c.Rules.Packs {
 		if strings.TrimSpace(p) == "" {
 			add(fmt.Sprintf("rules.packs[%d]", i), "must not be empty")
@@ -301,3 +328,30 @@ func oneOf(s string, list []string) bool {
 	}
 	return false
 }
+
+// checkFormatSpec checks the shape of one review.formats entry: a format
+// name (lower-case letters, digits, "-" and "_"), optionally "=PATH" with
+// a repository-relative PATH that stays inside the repository and out of
+// .git — the config is the repository's file, so it cannot send output
+// elsewhere.
+func checkFormatSpec(spec string) string {
+	name, path, hasPath := strings.Cut(spec, "=")
+	if !formatNameRE.MatchString(name) {
+		return fmt.Sprintf("want a format name such as sarif, or NAME=PATH, got %q", spec)
+	}
+	if hasPath {
+		if err := repofs.CheckRel(path); err != nil {
+			return fmt.Sprintf("%s: the path must be relative to the repository root and inside it: %v", spec, err)
+		}
+		// A config travels with the repository: one must not be able to
+		// point an output at git's own files (.git/config, hooks).
+		for _, seg := range strings.Split(strings.ReplaceAll(path, `\`, "/"), "/") {
+			if strings.EqualFold(seg, ".git") {
+				return fmt.Sprintf("%s: the path must not be inside .git", spec)
+			}
+		}
+	}
+	return ""
+}
+
+var formatNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)

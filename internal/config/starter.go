@@ -58,6 +58,7 @@ review:
   # exclude: ["**/*.snap"]
   # max_file_bytes: 1048576
   # default_skips: true     # skip lock files, vendored and generated files
+  # formats: [json, session, markdown, sarif]   # outputs; json is always written; sarif=PATH moves one
   # instructions: |         # guidance for model providers
   #   We use context.Context everywhere; flag I/O without a timeout.
 

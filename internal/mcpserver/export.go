@@ -2,10 +2,8 @@ package mcpserver
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -26,12 +24,7 @@ type ExportOutput struct {
 }
 
 // FindingSource traces one exported finding back to the session.
-type FindingSource struct {
-	FindingID      string       `json:"finding_id" jsonschema:"The exported finding's id (findings[].id)."`
-	FinalFindingID string       `json:"final_finding_id" jsonschema:"candidate_id of the confirmed final finding."`
-	SourceProfiles []qa.Profile `json:"source_profiles" jsonschema:"Profiles the final finding came from."`
-	EvidenceRefs   []string     `json:"evidence_refs" jsonschema:"Evidence Packet refs supporting the final finding."`
-}
+type FindingSource = qa.FindingSource
 
 // MarshalJSON writes the bundle as findings marshals it and appends the
 // extra keys, so the output stays a valid bundle even if findings.Bundle
@@ -69,83 +62,11 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// idBeforeNormalize is the id Normalize will give f: DiffPal's recipe over
-// everything that distinguishes a finding, evidence included, so exported
-// findings are matched with their sources exactly after Normalize sorts
-// them (a key without the evidence let look-alike findings swap sources).
-func idBeforeNormalize(repo string, b *findings.Bundle, f findings.Finding) string {
-	if f.ReviewID == "" {
-		f.ReviewID = b.ReviewID
-	}
-	return findings.ID(cmp.Or(repo, "local"), b.HeadSHA, &f)
-}
-
-func span(s qa.ExportSpan) *findings.Span {
-	return &findings.Span{Path: s.Path, StartLine: s.StartLine, EndLine: s.EndLine}
-}
-
-// BuildBundle maps qa's findings export onto a findings bundle and
-// normalizes it (ids, stable ids, blocking flags from block_on, order), so
-// the result is what `diffpal review` would write for the same report.
+// BuildBundle is the tool's output for a session's export: the bundle
+// qa.BuildExport mapped from the final review report (the one mapping,
+// which `diffpal review` uses too), with its trace as the extra keys.
 func BuildBundle(exp qa.FindingsExport) (ExportOutput, error) {
-	b := findings.Bundle{
-		Version: exp.Version, ReviewID: exp.ReviewID, BaseSHA: exp.BaseSHA, HeadSHA: exp.HeadSHA, Repo: exp.Repo,
-		Prompt: &findings.Prompt{PromptID: exp.Prompt.PromptID, PromptVersion: exp.Prompt.PromptVersion,
-			Purpose: exp.Prompt.Purpose, SchemaVersion: exp.Prompt.SchemaVersion},
-		ChangeSummary: slices.Clone(exp.ChangeSummary),
-		ReviewResult:  exp.ReviewResult,
-		Findings:      make([]findings.Finding, 0, len(exp.Findings)),
-	}
-	for _, p := range exp.Files {
-		// files is optional: a changed path that a bundle may not carry
-		// (absolute, "..", a drive-like name) is left out rather than
-		// making the whole report unexportable.
-		if findings.PathProblem(p) == "" {
-			b.Files = append(b.Files, findings.File{Path: p})
-		}
-	}
-	sources := map[string][]FindingSource{}
-	for _, ef := range exp.Findings {
-		f := findings.Finding{
-			Category: ef.Category, Severity: findings.Severity(ef.Severity), Confidence: ef.Confidence,
-			Path: ef.Path, StartLine: ef.StartLine, EndLine: ef.EndLine, ChangedSpan: span(ef.ChangedSpan),
-			Title: ef.Title, Message: ef.Message,
-			Evidence: &findings.Evidence{Anchor: ef.Evidence.Anchor, ReasoningBasis: ef.Evidence.ReasoningBasis,
-				Source: ef.Evidence.Source},
-			Impact:   &findings.Impact{Summary: ef.Impact.Summary, Scope: ef.Impact.Scope},
-			Provider: ef.Provider,
-		}
-		if ef.SupportingSpan != nil {
-			f.SupportingSpan = span(*ef.SupportingSpan)
-		}
-		k := idBeforeNormalize(exp.Repo, &b, f)
-		sources[k] = append(sources[k], FindingSource{FinalFindingID: ef.FinalFindingID,
-			SourceProfiles: nonNil(slices.Clone(ef.SourceProfiles)), EvidenceRefs: nonNil(slices.Clone(ef.EvidenceRefs))})
-		b.Findings = append(b.Findings, f)
-	}
-	blockOn, err := findings.ParseSeverity(exp.BlockOn)
-	if err != nil {
-		return ExportOutput{}, &qa.Error{Code: qa.CodeInvalidArgument, Field: "block_on", Detail: err.Error()}
-	}
-	if err := findings.Normalize(&b, findings.Options{Repo: exp.Repo, Policy: findings.Policy{BlockOn: blockOn}}); err != nil {
-		// The report's paths and lines passed qa's validation but not the
-		// bundle's rules (for example an absolute or ".." path).
-		return ExportOutput{}, &qa.Error{Code: qa.CodeInvalidArgument, Field: "",
-			Detail: fmt.Sprintf("the exported findings bundle is invalid: %v", err)}
-	}
-	out := ExportOutput{Bundle: b, UnlocatedFindings: exp.UnlocatedFindings,
+	return ExportOutput{Bundle: exp.Bundle, UnlocatedFindings: exp.UnlocatedFindings,
 		UnlocatedFindingIDs: nonNil(slices.Clone(exp.UnlocatedFindingIDs)),
-		FindingSources:      make([]FindingSource, 0, len(b.Findings))}
-	for i := range b.Findings {
-		f := &b.Findings[i]
-		k := f.ID
-		if len(sources[k]) == 0 {
-			return ExportOutput{}, fmt.Errorf("mcpserver: exported finding %s changed during normalization", f.ID)
-		}
-		src := sources[k][0]
-		sources[k] = sources[k][1:]
-		src.FindingID = f.ID
-		out.FindingSources = append(out.FindingSources, src)
-	}
-	return out, nil
+		FindingSources:      nonNil(slices.Clone(exp.Sources))}, nil
 }

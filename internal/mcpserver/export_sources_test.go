@@ -12,22 +12,16 @@ import (
 // and a changed path no bundle may carry is left out of files instead of
 // failing the export.
 func TestExportSourcesMatchTheirFindings(t *testing.T) {
-	mk := func(id, anchor string) qa.ExportFinding {
-		sp := qa.ExportSpan{Path: "src/cart.tsx", StartLine: 10, EndLine: 12}
-		return qa.ExportFinding{Category: "correctness", Severity: "high", Confidence: 0.9, Path: sp.Path, StartLine: 10, EndLine: 12,
-			ChangedSpan: sp, Title: "same title", Message: "same message",
-			Evidence:       qa.ExportEvidence{Anchor: anchor, ReasoningBasis: "r", Source: "diff"},
-			Impact:         qa.ExportImpact{Summary: "s", Scope: "c"},
-			FinalFindingID: id, SourceProfiles: []qa.Profile{qa.ProfileSecurityReviewer}, EvidenceRefs: []string{"ref-" + id}}
+	mk := func(id, anchor string) qa.FinalCandidate {
+		fc := finalAt(id, "src/cart.tsx", 10, 12, qa.SeverityHigh)
+		fc.Title, fc.Description, fc.FailureCondition = "same title", "same message", &anchor
+		fc.SourceProfiles, fc.EvidenceRefs = []qa.Profile{qa.ProfileSecurityReviewer}, []string{"ref-" + id}
+		return fc
 	}
 	for i := 0; i < 6; i++ {
-		exp := qa.FindingsExport{Version: "v3", ReviewID: "qar-x", Repo: "r", BaseSHA: "a", HeadSHA: "b", BlockOn: "high",
-			Files:    []string{"c:weird.ts", "src/cart.tsx"},
-			Findings: []qa.ExportFinding{mk("F-01", fmt.Sprintf("cond A%d", i)), mk("F-02", fmt.Sprintf("cond B%d", i))}}
-		out, err := BuildBundle(exp)
-		if err != nil {
-			t.Fatalf("export failed: %v", err)
-		}
+		s := sampleSession(mk("F-01", fmt.Sprintf("cond A%d", i)), mk("F-02", fmt.Sprintf("cond B%d", i)))
+		s.ReviewContext.ChangedFiles = []string{"c:weird.ts", "src/cart.tsx"}
+		out := exportOf(t, s, "")
 		for j, f := range out.Bundle.Findings {
 			src := out.FindingSources[j]
 			want := "F-01"

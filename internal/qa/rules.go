@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/diffpalhq/diffpal/findings"
 )
 
 // Rule is the constraint set of one wire field. FieldRules is the single
@@ -111,7 +113,7 @@ func constrained() map[reflect.Type]map[string]Rule {
 			"expected_revision": revision, "request_id": requestID},
 		reflect.TypeFor[FinishInput](): {"run_id": runID, "expected_revision": revision, "request_id": requestID},
 		reflect.TypeFor[DeleteInput](): {"run_id": runID, "expected_revision": revision, "request_id": requestID},
-		reflect.TypeFor[ExportInput](): {"run_id": runID, "block_on": {Enum: []string{"low", "medium", "high", "critical"}}},
+		reflect.TypeFor[ExportInput](): {"run_id": runID, "block_on": {Enum: findings.SeverityNames()}},
 
 		// review_context (seed v0.2.11 input schema).
 		reflect.TypeFor[ReviewContextInput](): {

@@ -2,10 +2,11 @@ package review
 
 import (
 	"cmp"
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/evidence"
@@ -13,21 +14,61 @@ import (
 	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
-// The findings bundle: stable ids, baseline, and the bundle itself.
+// bundle maps the session's final report onto the findings bundle with
+// qa.BuildExport, the one mapping export_qa_findings uses too, which
+// normalizes it (ids, stable ids, blocking flags, the deterministic
+// order). The engine supplies what the report's fields cannot hold: the
+// header of this review, each final finding as the engine knows it (rule,
+// exact severity and confidence, suggestion, side), and the findings the
+// report does not hold (beyond the session's limits, or from profiles that
+// report no candidates).
+//
+// Every free-text field goes through the secret detector, the one that
+// redacted the evidence (it knows the change's secrets), before ids are
+// computed from them: a provider's snippet, a model's title or a commit
+// subject may carry a secret.
+type bundle struct{}
 
-func (e *engine) buildBundle(groups []*group) error {
+func (bundle) Name() string { return "bundle" }
+
+func (bundle) Process(_ context.Context, e *engine) error {
+	red := e.ch.Packet.Redactor().Redact
+	inReport := map[string]bool{}
+	if fr := e.session.FinalReviewReport; fr != nil {
+		for _, fc := range fr.FindingCandidates {
+			inReport[fc.CandidateID] = true
+		}
+	}
+	opts := qa.ExportOptions{Header: e.header(red), Policy: e.o.Policy, Findings: map[string]findings.Finding{},
+		Result: func(b *findings.Bundle) string { return reviewResult(b) }}
+	for _, g := range e.groups {
+		if g.finalID != "" && inReport[g.finalID] {
+			opts.Findings[g.finalID] = e.finding(g, red)
+		} else {
+			opts.Unreported = append(opts.Unreported, e.finding(g, red))
+		}
+	}
+	exp, err := qa.BuildExport(e.session, opts)
+	var ps findings.Problems
+	switch {
+	case errors.As(err, &ps):
+		return fmt.Errorf("internal: the review produced an invalid bundle: %w", err)
+	case err != nil:
+		return fmt.Errorf("internal: bundle: %w", err)
+	}
+	e.bundle = &exp.Bundle
+	e.audit.Findings = len(e.bundle.Findings)
+	return nil
+}
+
+// header is the bundle's header: this review, not the session.
+func (e *engine) header(red func(string) string) *findings.Bundle {
 	ch := e.ch
-	// Every free-text field of the bundle goes through the secret
-	// detector, the one that redacted the evidence (it knows the change's
-	// secrets), before ids are computed from them: a provider's snippet,
-	// a model's title or a commit subject may carry a secret.
-	red := ch.Packet.Redactor().Redact
 	b := &findings.Bundle{
 		Version: findings.CurrentVersion, ReviewID: cmp.Or(e.o.ReviewID, "local"),
 		BaseSHA: ch.Range.DiffBase, HeadSHA: ch.Range.Head, Repo: ch.Repository,
 		Prompt:     &findings.Prompt{PromptID: "diffpal.review", PromptVersion: e.o.Provider.Name(), Purpose: "review", SchemaVersion: "findings.v3"},
 		Inspection: &findings.Inspection{ProviderType: e.o.Provider.Name(), DiffInspected: true, ContextInspected: true},
-		Findings:   []findings.Finding{},
 	}
 	if ch.Range.Worktree {
 		b.HeadSHA = ""
@@ -41,55 +82,27 @@ func (e *engine) buildBundle(groups []*group) error {
 	for _, f := range ch.Files {
 		b.Files = append(b.Files, findings.File{Path: f.Path(), Status: f.Diff.Status})
 	}
-	if e.o.Baseline != nil {
-		e.audit.Baseline = &BaselineSummary{New: []string{}, Unchanged: []string{}, Fixed: []string{}}
+	return b
+}
+
+// finding is the group's finding, from its leading candidate.
+func (e *engine) finding(g *group, red func(string) string) findings.Finding {
+	c := g.best
+	f := findings.Finding{
+		StableID: g.stableID, RuleID: c.RuleID, Category: c.Category, Severity: findings.Severity(c.Severity), Confidence: round2(g.confidence),
+		Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine,
+		ChangedSpan: &findings.Span{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine},
+		Title:       fieldText(red(c.Title), 256), Message: red(nonEmpty(c.Message, c.Title)),
+		Evidence: &findings.Evidence{Anchor: red(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title))),
+			ReasoningBasis: red("rule " + nonEmpty(c.RuleID, "(provider)") + " (" + c.RuleProfile + "): " + nonEmpty(c.Snippet, c.Title)),
+			Source:         nonEmpty(c.Source, "changed_line")},
+		Impact:     &findings.Impact{Summary: red(nonEmpty(c.Impact, c.Title)), Scope: red(nonEmpty(c.Scope, c.Path))},
+		Suggestion: red(c.Suggestion), Provider: e.o.Provider.Name(),
 	}
-	current := map[string]bool{}
-	for _, g := range groups {
-		c := g.best
-		if g.rejected {
-			e.drop("refuted by verification", fmt.Sprintf("%s:%d %s", c.Path, c.StartLine, c.RuleID))
-			continue
-		}
-		current[g.stableID] = true
-		if g.baseline {
-			e.audit.Baseline.Unchanged = append(e.audit.Baseline.Unchanged, g.stableID)
-			continue
-		}
-		if e.o.Baseline != nil {
-			e.audit.Baseline.New = append(e.audit.Baseline.New, g.stableID)
-		}
-		f := findings.Finding{
-			StableID: g.stableID, RuleID: c.RuleID, Category: c.Category, Severity: findings.Severity(c.Severity), Confidence: round2(g.confidence),
-			Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine,
-			ChangedSpan: &findings.Span{Path: c.Path, StartLine: c.StartLine, EndLine: c.EndLine},
-			Title:       fieldText(red(c.Title), 256), Message: red(nonEmpty(c.Message, c.Title)),
-			Evidence: &findings.Evidence{Anchor: red(nonEmpty(c.Anchor, nonEmpty(c.Snippet, c.Title))),
-				ReasoningBasis: red("rule " + nonEmpty(c.RuleID, "(provider)") + " (" + c.RuleProfile + "): " + nonEmpty(c.Snippet, c.Title)),
-				Source:         nonEmpty(c.Source, "changed_line")},
-			Impact:     &findings.Impact{Summary: red(nonEmpty(c.Impact, c.Title)), Scope: red(nonEmpty(c.Scope, c.Path))},
-			Suggestion: red(c.Suggestion), Provider: e.o.Provider.Name(),
-		}
-		if c.side == "LEFT" {
-			f.ChangedSpan.Side = "LEFT"
-		}
-		b.Findings = append(b.Findings, f)
+	if c.side == "LEFT" {
+		f.ChangedSpan.Side = "LEFT"
 	}
-	if e.o.Baseline != nil {
-		for _, f := range e.o.Baseline.Findings {
-			if f.StableID != "" && !current[f.StableID] {
-				e.audit.Baseline.Fixed = append(e.audit.Baseline.Fixed, f.StableID)
-			}
-		}
-	}
-	b.ReviewResult = reviewResult(b, e.o.Policy)
-	if err := findings.Normalize(b, findings.Options{Policy: e.o.Policy}); err != nil {
-		return fmt.Errorf("internal: the review produced an invalid bundle: %w", err)
-	}
-	b.ReviewResult = reviewResult(b, e.o.Policy)
-	e.bundle = b
-	e.audit.Findings = len(b.Findings)
-	return nil
+	return f
 }
 
 // redactResult runs the secret detector over everything a finished review
@@ -106,39 +119,9 @@ func redactResult(r *Result) {
 	red.RedactAll(&r.Audit)
 }
 
-// identify gives every group its stable id (over the anchored snippet,
-// occurrence-numbered in location order so that ranking does not matter)
-// and marks the groups the baseline already has, before synthesis decides
-// anything about them.
-func (e *engine) identify(groups []*group) {
-	byLoc := slices.Clone(groups)
-	slices.SortStableFunc(byLoc, func(a, b *group) int {
-		return cmp.Or(strings.Compare(a.best.Path, b.best.Path), cmp.Compare(a.best.StartLine, b.best.StartLine), strings.Compare(a.best.Category, b.best.Category))
-	})
-	occ := map[string]int{}
-	for _, g := range byLoc {
-		anchor := nonEmpty(g.best.Snippet, nonEmpty(g.best.Anchor, g.best.Title))
-		k := findings.StableIDKey(g.best.Category, g.best.Path, anchor)
-		g.stableID = findings.StableID(g.best.Category, g.best.Path, anchor, occ[k])
-		occ[k]++
-	}
-	if e.o.Baseline == nil {
-		return
-	}
-	base := map[string]bool{}
-	for _, f := range e.o.Baseline.Findings {
-		if f.StableID != "" {
-			base[f.StableID] = true
-		}
-	}
-	for _, g := range groups {
-		g.baseline = base[g.stableID]
-	}
-}
-
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 
-func reviewResult(b *findings.Bundle, p findings.Policy) string {
+func reviewResult(b *findings.Bundle) string {
 	blocking := b.Tally().Blocking
 	switch {
 	case len(b.Findings) == 0:
@@ -149,18 +132,69 @@ func reviewResult(b *findings.Bundle, p findings.Policy) string {
 	return fmt.Sprintf("%d findings, %d blocking.", len(b.Findings), blocking)
 }
 
-// BaselineSummary lists stable ids by baseline status.
-type BaselineSummary struct {
-	New       []string `json:"new"`
-	Unchanged []string `json:"unchanged"`
-	Fixed     []string `json:"fixed"`
+// toQAContext is the packet's review_context as the session's input: the
+// two share their shape by design, field for field. Strings are made
+// valid UTF-8 the way a JSON round trip would (each invalid byte becomes
+// U+FFFD), which the session's validation expects.
+func toQAContext(rc *evidence.ReviewContext) *qa.ReviewContextInput {
+	in := &qa.ReviewContextInput{
+		Repository: validUTF8(rc.Repository), BaseSHA: validUTF8(rc.BaseSHA), HeadSHA: validUTF8(rc.HeadSHA),
+		DiffSHA256: validUTF8(rc.DiffSHA256), EvidencePacketSHA256: validUTF8(rc.EvidencePacketSHA256),
+		ChangedFiles: validUTF8s(rc.ChangedFiles), EvidenceRefs: validUTF8s(rc.EvidenceRefs),
+	}
+	if rc.EvidenceRegistry != nil {
+		in.EvidenceRegistry = make([]qa.RegistryEntry, len(rc.EvidenceRegistry))
+		for i, it := range rc.EvidenceRegistry {
+			in.EvidenceRegistry[i] = qa.RegistryEntry{EvidenceRef: validUTF8(it.Ref), Kind: qa.EvidenceKind(validUTF8(it.Kind)),
+				SHA256: validUTF8(it.SHA256), Path: validUTF8p(it.Path), Revision: validUTF8p(it.Revision),
+				StartLine: clonep(it.StartLine), EndLine: clonep(it.EndLine), Locator: validUTF8p(it.Locator)}
+		}
+	}
+	return in
 }
 
-// toQAContext converts the packet's review_context into the tool input;
-// the two share their JSON shape by design.
-func toQAContext(rc *evidence.ReviewContext) *qa.ReviewContextInput {
-	data, _ := json.Marshal(rc)
-	var in qa.ReviewContextInput
-	_ = json.Unmarshal(data, &in)
-	return &in
+// validUTF8 replaces every byte of s that is not valid UTF-8 with U+FFFD,
+// as encoding/json does.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func validUTF8s(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = validUTF8(s)
+	}
+	return out
+}
+
+func validUTF8p(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := validUTF8(*s)
+	return &v
+}
+
+func clonep[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

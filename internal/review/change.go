@@ -15,6 +15,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/scope"
 )
@@ -39,14 +40,9 @@ type ChangeOptions struct {
 	Resolved *git.Range
 }
 
-// ChangedFile is one file in scope.
-type ChangedFile struct {
-	Diff    *diff.File
-	Content []string // new version, nil for deleted files
-}
-
-// Path is the file's review path.
-func (f *ChangedFile) Path() string { return f.Diff.Path() }
+// ChangedFile is one file in scope: the seam's type, which providers
+// receive as they are.
+type ChangedFile = provider.ChangedFile
 
 // Change is everything a review reads, gathered once.
 type Change struct {
@@ -198,6 +194,13 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		}
 	}
 	return c, nil
+}
+
+// ForProviders is what providers are given of the change (package
+// provider): the files in scope, the evidence packet, the raw diff and the
+// commit subjects, shared, not copied.
+func (c *Change) ForProviders() *provider.Change {
+	return &provider.Change{Files: c.Files, Packet: c.Packet, RawDiff: c.RawDiff, Subjects: c.Subjects}
 }
 
 // BuildPacket builds the change's evidence packet.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/provider"
+	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/rules"
 	"github.com/diffpalhq/diffpal/internal/scope"
@@ -24,7 +26,7 @@ type Options struct {
 	Bundle  string
 	Profile string
 	// Provider reviews each profile; default the builtin rule packs.
-	Provider Provider
+	Provider provider.Provider
 	// Policy computes blocking.
 	Policy findings.Policy
 	// ReviewID enters every finding id (default "local").
@@ -36,10 +38,10 @@ type Options struct {
 	// DeepVerifier, when set, is the deep-review pass: it checks severe
 	// candidates against wider evidence. Without it the builtin heuristics
 	// run.
-	DeepVerifier Verifier
+	DeepVerifier provider.Verifier
 	// SynthesisVerifier, when set, checks every candidate bound to the
 	// session at synthesis; rejected ones are refuted and left out.
-	SynthesisVerifier Verifier
+	SynthesisVerifier provider.Verifier
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Progress, when set, hears about each step.
@@ -103,7 +105,8 @@ type PolicyChange struct {
 	Detail string `json:"detail"`
 }
 
-// Drop counts candidates removed by anchoring or scope, per reason.
+// Drop counts candidates removed by a provider or a stage of the
+// pipeline, per reason.
 type Drop struct {
 	Reason  string   `json:"reason"`
 	Count   int      `json:"count"`
@@ -121,7 +124,11 @@ type DeepPass struct {
 	Rationale []string `json:"notes,omitempty"`
 }
 
-// Run reviews a change end to end.
+// Run reviews a change end to end: it loads the change, drives an
+// orchestration session in-process (triage, one report per profile, the
+// deep review when the session asks for it, synthesis, finish), runs every
+// profile on its provider and puts what they report through the findings
+// pipeline (pipeline.go), which ends in the bundle.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	now := o.Now
 	if now == nil {
@@ -155,13 +162,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if o.Provider == nil {
-		b, err := NewBuiltin()
+		b, err := builtin.New()
 		if err != nil {
 			return nil, err
 		}
 		o.Provider = b
 	}
-	files := ruleFiles(ch)
 	// The evidence packet and the provider's file-only work are
 	// independent: do them at the same time.
 	var packetErr error
@@ -170,27 +176,26 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer close(done)
 		ch.Packet, packetErr = ch.BuildPacket(o.Change.MaxItems)
 	}()
-	if p, ok := o.Provider.(Preparer); ok {
+	if p, ok := o.Provider.(provider.Preparer); ok {
 		progress("matching rules")
-		p.Prepare(ctx, files)
+		p.Prepare(ctx, ch.Files)
 	}
 	<-done
 	if packetErr != nil {
 		return nil, packetErr
 	}
-	e := &engine{o: o, ch: ch, now: now}
+	e := &engine{o: o, ch: ch, pc: ch.ForProviders(), now: now, progress: progress}
 	e.audit = Audit{Provider: o.Provider.Name(), Range: ch.Range, FilterMode: o.FilterMode, Skips: ch.Skips}
 	if e.audit.Skips == nil {
 		e.audit.Skips = []scope.Skip{}
 	}
-	e.files = files
 	for _, f := range ch.Files {
 		a, r := f.Diff.Stats()
 		e.audit.AddedLines += a
 		e.audit.RemovedLines += r
 	}
 	e.audit.Files = len(ch.Files)
-	if err := e.run(ctx, progress); err != nil {
+	if err := e.run(ctx); err != nil {
 		return nil, err
 	}
 	e.audit.Seconds = now().Sub(started).Seconds()
@@ -199,45 +204,50 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
+// engine is one review in progress: the change, the session it drives and
+// what the pipeline's stages hand each other.
 type engine struct {
-	o       Options
-	ch      *Change
-	now     func() time.Time
-	files   []*rules.File
-	audit   Audit
-	session qa.Session
-	bundle  *findings.Bundle
-	drops   map[string]*Drop
-	syms    []rules.Symbol
-	symsOK  bool
+	o        Options
+	ch       *Change
+	pc       *provider.Change // what providers are given of ch
+	now      func() time.Time
+	progress func(string)
+	audit    Audit
+
+	// The session, driven through its steps.
+	orch     *qa.Orchestrator
+	session  qa.Session
+	profiles []qa.Profile                          // the session's review profiles, in order
+	results  map[qa.Profile]provider.ProfileResult // each profile's provider answer
+
+	// The pipeline's items: candidates, then the groups synthesis makes
+	// of them, then the bundle.
+	cands  []*candidate
+	per    map[qa.Profile][]*candidate // cands by profile, in order
+	groups []*group                    // ranked
+	bound  map[*group]bool             // bound to the session (at most 100)
+	bundle *findings.Bundle
+	drops  map[string]*Drop
+
+	syms   []rules.Symbol
+	symsOK bool
 }
 
-// symbols are the explorer's changed symbols, computed once per review.
+// symbols are the explorer's changed symbols, computed once per review
+// over the rule view the builtin provider shares (its masks are reused).
 func (e *engine) symbols() []rules.Symbol {
 	if !e.symsOK {
-		e.syms, e.symsOK = rules.ChangedSymbols(e.files), true
+		e.syms, e.symsOK = rules.ChangedSymbols(provider.RuleFiles(e.ch.Files)), true
 	}
 	return e.syms
 }
 
-// ruleFiles converts the change into the rule engine's view.
-func ruleFiles(ch *Change) []*rules.File {
-	out := make([]*rules.File, 0, len(ch.Files))
-	for _, f := range ch.Files {
-		first := ""
-		if len(f.Content) > 0 {
-			first = f.Content[0]
-		}
-		rf := &rules.File{Path: f.Path(), Language: rules.DetectLanguage(f.Path(), first), Status: f.Diff.Status, Content: f.Content}
-		for _, l := range f.Diff.Added() {
-			rf.Added = append(rf.Added, rules.Line{No: l.NewNo, Text: l.Text})
-		}
-		for _, l := range f.Diff.Removed() {
-			rf.Removed = append(rf.Removed, rules.Line{No: l.OldNo, Text: l.Text})
-		}
-		out = append(out, rf)
+func (e *engine) fileByPath(p string) *ChangedFile {
+	i, ok := slices.BinarySearchFunc(e.ch.Files, p, func(f *ChangedFile, p string) int { return strings.Compare(f.Path(), p) })
+	if !ok {
+		return nil
 	}
-	return out
+	return e.ch.Files[i]
 }
 
 func (e *engine) drop(reason, sample string) { e.dropN(reason, sample, 1) }
@@ -260,9 +270,13 @@ func (e *engine) dropN(reason, sample string, n int) {
 	}
 }
 
-func (e *engine) run(ctx context.Context, progress func(string)) error {
-	orch, err := qa.New(qa.Config{Clock: e.now})
-	if err != nil {
+// run drives the session: it starts it and completes triage, asks every
+// profile's provider for candidates, and hands them to the pipeline,
+// whose session stages (below) record the profile reports, the deep
+// review and the final report, and finish the session.
+func (e *engine) run(ctx context.Context) error {
+	var err error
+	if e.orch, err = qa.New(qa.Config{Clock: e.now}); err != nil {
 		return err
 	}
 	start := qa.StartInput{TaskType: qa.TaskOrdinaryReview}
@@ -272,7 +286,7 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 	} else {
 		e.audit.Notes = append(e.audit.Notes, "session not bound to the evidence packet: "+rcErr.Error())
 	}
-	s, err := orch.Start(ctx, start)
+	s, err := e.orch.Start(ctx, start)
 	if err != nil {
 		return fmt.Errorf("start orchestration: %w", err)
 	}
@@ -298,11 +312,11 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		p := qa.Profile(tri.profile)
 		adv.SelectedProfile = &p
 	}
-	if s, err = orch.Advance(ctx, adv); err != nil {
+	if e.session, err = e.orch.Advance(ctx, adv); err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}
-	profiles := s.ReviewProfiles
-	fold := foldProfiles(profiles)
+	e.profiles = e.session.ReviewProfiles
+	fold := foldProfiles(e.profiles)
 	e.audit.Folded = map[string]string{}
 	for rp, sp := range fold {
 		if rp != string(sp) {
@@ -310,12 +324,11 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		}
 	}
 
-	// Primary review: every profile's provider call, then anchoring,
-	// suppression and baseline filtering of its candidates.
-	perProfile := map[qa.Profile][]*candidate{}
-	results := map[qa.Profile]ProfileResult{}
-	for _, p := range profiles {
-		progress("reviewing as " + string(p))
+	// Primary review: every profile's provider call. What a provider
+	// discarded itself is counted with its reason.
+	e.results = map[qa.Profile]provider.ProfileResult{}
+	for _, p := range e.profiles {
+		e.progress("reviewing as " + string(p))
 		var owned []string
 		for rp, sp := range fold {
 			if sp == p {
@@ -324,86 +337,107 @@ func (e *engine) run(ctx context.Context, progress func(string)) error {
 		}
 		slices.Sort(owned)
 		route, _ := qa.Prepare(qa.PrepareInput{AgentProfile: p})
-		res, err := e.o.Provider.ReviewProfile(ctx, ProfileRequest{Profile: p, Route: route, Change: e.ch, Files: e.files, RuleProfiles: owned})
+		res, err := e.o.Provider.ReviewProfile(ctx, provider.ProfileRequest{Profile: p, Route: route, Change: e.pc, RuleProfiles: owned})
 		if err != nil {
 			return fmt.Errorf("provider %s, profile %s: %w", e.o.Provider.Name(), p, err)
 		}
-		results[p] = res
+		e.results[p] = res
 		for reason, n := range res.Dropped {
 			e.dropN(reason, string(p), n)
 		}
 		for _, c := range res.Candidates {
-			if k := e.admit(c); k != nil {
-				k.profile = p
-				perProfile[p] = append(perProfile[p], k)
-			}
+			e.cands = append(e.cands, newCandidate(c, p, false))
 		}
 	}
+	// The change's edits to its own review policy are candidates too,
+	// flagged so that suppression cannot silence them.
 	if e.o.ReviewPolicy != nil {
 		rec := *e.o.ReviewPolicy
 		rec.Changes = e.policyChanges()
 		e.audit.Policy = &rec
-		owner, cands := e.policyCandidates(rec.Changes, profiles)
+		owner, cands := e.policyCandidates(rec.Changes, e.profiles)
 		for _, c := range cands {
-			if k := e.admitWith(c, true); k != nil {
-				k.profile = owner
-				perProfile[owner] = append(perProfile[owner], k)
-			}
+			e.cands = append(e.cands, newCandidate(c, owner, true))
 		}
 	}
-	for _, p := range profiles {
-		e.audit.Candidates += len(perProfile[p])
-	}
-	groups := synthesize(perProfile, profiles)
-	e.identify(groups)
-	bound := groupsForSession(groups)
 
-	// Drive the session through the primary profiles.
-	for i, p := range profiles {
-		if s.CurrentStep != qa.StepPrimaryReview || s.CurrentProfile == nil || *s.CurrentProfile != p {
-			return fmt.Errorf("internal: session expected profile %v at step %s", s.CurrentProfile, s.CurrentStep)
-		}
-		report := e.profileReport(p, perProfile[p], bound, results[p], groups)
-		adv := qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepPrimaryReview, Status: qa.OutcomeCompleted,
-			CompletedProfile: &p, ProfileReport: report}
-		if i == len(profiles)-1 {
-			adv.RiskSignals = e.riskSignals(groups)
-		}
-		if s, err = orch.Advance(ctx, adv); err != nil {
-			return fmt.Errorf("record %s report: %w", p, err)
-		}
-	}
-	if s.CurrentStep == qa.StepDeepReview {
-		progress("deep review")
-		if e.audit.Deep, err = e.deepPass(ctx, groups, s.DeepAssessment); err != nil {
-			return fmt.Errorf("deep review: %w", err)
-		}
-		if s, err = orch.Advance(ctx, qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepDeepReview, Status: qa.OutcomeCompleted}); err != nil {
-			return fmt.Errorf("deep review: %w", err)
-		}
-	}
-	progress("synthesis")
-	if err := e.verifyAtSynthesis(ctx, groups, bound); err != nil {
-		return fmt.Errorf("synthesis: %w", err)
-	}
-	final, err := e.finalReport(s, groups, bound, perProfile)
-	if err != nil {
-		return err
-	}
-	if s, err = orch.Advance(ctx, qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepSynthesis, Status: qa.OutcomeCompleted, FinalReviewReport: final}); err != nil {
-		return fmt.Errorf("synthesis: %w", err)
-	}
-	if s, err = orch.Finish(ctx, qa.FinishInput{RunID: s.RunID, Outcome: qa.OutcomeCompleted}); err != nil {
-		return fmt.Errorf("finish: %w", err)
-	}
-	e.session = s
-	if err := e.buildBundle(groups); err != nil {
+	if err := e.runPipeline(ctx); err != nil {
 		return err
 	}
 	e.audit.Drops = append([]Drop{}, sortedDrops(e.drops)...)
 	if e.audit.Suppressed == nil {
 		e.audit.Suppressed = []Suppressed{}
 	}
+	return nil
+}
+
+// ---- the session's steps, as stages of the pipeline --------------------
+
+// profileReports records every profile's report, in the session's order;
+// the last one carries the risk signals, which decide the deep review.
+type profileReports struct{}
+
+func (profileReports) Name() string { return "profile reports" }
+
+func (profileReports) Process(ctx context.Context, e *engine) error {
+	for i, p := range e.profiles {
+		s := e.session
+		if s.CurrentStep != qa.StepPrimaryReview || s.CurrentProfile == nil || *s.CurrentProfile != p {
+			return fmt.Errorf("internal: session expected profile %v at step %s", s.CurrentProfile, s.CurrentStep)
+		}
+		report := e.profileReport(p, e.per[p], e.bound, e.results[p], e.groups)
+		adv := qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepPrimaryReview, Status: qa.OutcomeCompleted,
+			CompletedProfile: &p, ProfileReport: report}
+		if i == len(e.profiles)-1 {
+			adv.RiskSignals = e.riskSignals(e.groups)
+		}
+		var err error
+		if e.session, err = e.orch.Advance(ctx, adv); err != nil {
+			return fmt.Errorf("record %s report: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// deepReview runs the deep-review pass when the session asks for it.
+type deepReview struct{}
+
+func (deepReview) Name() string { return "deep review" }
+
+func (deepReview) Process(ctx context.Context, e *engine) error {
+	if e.session.CurrentStep != qa.StepDeepReview {
+		return nil
+	}
+	e.progress("deep review")
+	var err error
+	if e.audit.Deep, err = e.deepPass(ctx, e.groups, e.session.DeepAssessment); err != nil {
+		return fmt.Errorf("deep review: %w", err)
+	}
+	if e.session, err = e.orch.Advance(ctx, qa.AdvanceInput{RunID: e.session.RunID, CompletedStep: qa.StepDeepReview, Status: qa.OutcomeCompleted}); err != nil {
+		return fmt.Errorf("deep review: %w", err)
+	}
+	return nil
+}
+
+// finalReport records synthesis (a decision for every candidate) and
+// finishes the session.
+type finalReport struct{}
+
+func (finalReport) Name() string { return "final report" }
+
+func (finalReport) Process(ctx context.Context, e *engine) error {
+	final, err := e.finalReport(e.session, e.groups, e.bound)
+	if err != nil {
+		return err
+	}
+	s := e.session
+	if s, err = e.orch.Advance(ctx, qa.AdvanceInput{RunID: s.RunID, CompletedStep: qa.StepSynthesis, Status: qa.OutcomeCompleted, FinalReviewReport: final}); err != nil {
+		return fmt.Errorf("synthesis: %w", err)
+	}
+	if s, err = e.orch.Finish(ctx, qa.FinishInput{RunID: s.RunID, Outcome: qa.OutcomeCompleted}); err != nil {
+		return fmt.Errorf("finish: %w", err)
+	}
+	e.session = s
 	return nil
 }
 

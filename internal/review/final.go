@@ -8,11 +8,11 @@ import (
 	"github.com/diffpalhq/diffpal/internal/qa"
 )
 
-// The final review report: one decision for every candidate.
-// finalReport records a decision for every candidate of every profile
+// The final review report: one decision for every candidate (the
+// finalReport stage, engine.go, records it). finalReport records a decision for every candidate of every profile
 // report, with a refutation attempt bound to the candidate's hash.
 
-func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]bool, per map[qa.Profile][]*candidate) (*qa.FinalReviewReport, error) {
+func (e *engine) finalReport(s qa.Session, groups []*group, bound map[*group]bool) (*qa.FinalReviewReport, error) {
 	stored := map[string]qa.ProfileCandidate{}
 	for _, r := range s.ProfileReports {
 		for _, c := range r.FindingCandidates {
@@ -164,5 +164,3 @@ func qaSeverity(s findings.Severity) qa.Severity {
 	}
 	return qa.SeverityLow
 }
-
-// ---- bundle ------------------------------------------------------------------

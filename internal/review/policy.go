@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
 )
 
@@ -56,7 +57,7 @@ func (e *engine) policyChanges() []PolicyChange {
 // policyCandidates turns each policy edit into a candidate of the profile
 // that owns security review (or the first profile run). They bypass
 // suppression: the edit under report must not be able to silence itself.
-func (e *engine) policyCandidates(changes []PolicyChange, profiles []qa.Profile) (qa.Profile, []Candidate) {
+func (e *engine) policyCandidates(changes []PolicyChange, profiles []qa.Profile) (qa.Profile, []provider.Candidate) {
 	if len(changes) == 0 || len(profiles) == 0 {
 		return "", nil
 	}
@@ -71,9 +72,9 @@ func (e *engine) policyCandidates(changes []PolicyChange, profiles []qa.Profile)
 	if e.o.ReviewPolicy.Source == "worktree" || e.o.ReviewPolicy.Source == "head" {
 		applied = "This review ran with the edited policy (policy source: " + e.o.ReviewPolicy.Source + ")."
 	}
-	var out []Candidate
+	var out []provider.Candidate
 	for _, pc := range changes {
-		c := Candidate{
+		c := provider.Candidate{
 			RuleID: PolicyRule, Category: "security", Severity: policySeverity, Confidence: 0.9,
 			Path: pc.Path, StartLine: pc.Line, EndLine: pc.Line, RuleProfile: string(owner),
 			Impact: "A change that edits the policy it is judged by can pass the gate it is judged by.",

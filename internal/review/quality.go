@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/rules"
 )
 
@@ -49,7 +50,7 @@ func EvaluateCorpus(ctx context.Context, dir string) (*QualityReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	provider, err := NewBuiltin()
+	rulesOnly, err := builtin.New()
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func EvaluateCorpus(ctx context.Context, dir string) (*QualityReport, error) {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
 		// A fresh provider per case: the builtin caches hits per change.
-		p := &Builtin{Rules: provider.Rules, Now: provider.Now}
+		p := rulesOnly.Fresh()
 		res, err := Run(ctx, Options{Change: ChangeOptions{Dir: repo}, Provider: p})
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)

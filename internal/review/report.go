@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/rules"
 )
@@ -52,7 +53,7 @@ func verificationGap(c *candidate, provider string) string {
 	return "Reported by " + provider + " from the evidence it was given; runtime behaviour was not exercised."
 }
 
-func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*group]bool, res ProfileResult, groups []*group) *qa.ProfileReport {
+func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*group]bool, res provider.ProfileResult, groups []*group) *qa.ProfileReport {
 	r := &qa.ProfileReport{Profile: p}
 	var owned []string
 	for rp, sp := range e.audit.Folded {

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,29 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/scope"
 )
+
+// suppress applies the configured ignores and the diffpal:ignore comments
+// on a finding's lines (or the line above). A suppressed candidate is
+// listed in the audit with who suppressed it and why; a diffpal:ignore
+// without a reason is listed as invalid and not applied. Policy findings
+// skip this stage: the edit under report must not silence itself.
+type suppress struct{}
+
+func (suppress) Name() string { return "suppress" }
+
+func (suppress) Process(_ context.Context, e *engine) error {
+	e.keepCands(func(c *candidate) bool {
+		if c.policy {
+			return true
+		}
+		if sup, ok := e.suppressed(c.file, c); ok {
+			e.audit.Suppressed = append(e.audit.Suppressed, sup)
+			return false
+		}
+		return true
+	})
+	return nil
+}
 
 // Ignore is a configured suppression. A reason is required: a suppression
 // nobody can explain is a finding nobody looked at.

@@ -2,6 +2,7 @@ package review
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,33 +17,34 @@ import (
 // final findings; the bundle itself is not capped.
 const maxSessionFindings = 100
 
-type candidate struct {
-	Candidate
-	profile qa.Profile
-	side    string // "LEFT" for removed-line findings
-	refs    []string
-	id      string // F-NN in its profile report, when bound
-	group   *group
+// merge is synthesis: candidates about the same problem become one group,
+// led by the most severe, then most confident, then earliest profile's
+// candidate, and the groups are ranked (severity, confidence, location).
+type merge struct{}
+
+func (merge) Name() string { return "merge" }
+
+func (merge) Process(_ context.Context, e *engine) error {
+	e.per = map[qa.Profile][]*candidate{}
+	for _, c := range e.cands {
+		e.per[c.profile] = append(e.per[c.profile], c)
+	}
+	e.audit.Candidates = len(e.cands)
+	e.groups = synthesize(e.per, e.profiles)
+	return nil
 }
 
-type group struct {
-	members    []*candidate
-	best       *candidate
-	confidence float64
-	finalID    string // F-NN when bound to the session
-	stableID   string
-	baseline   bool // already in the baseline
-	// rejected is set when a verifier refuted the group; verdict and
-	// rationale come from the last verifier that looked at it.
-	rejected  bool
-	verdict   string
-	rationale string
-	vrefs     []string
+// bind numbers the highest-ranked groups (at most the contract's 100
+// final findings) and binds them to the session; the others reach only
+// the bundle.
+type bind struct{}
+
+func (bind) Name() string { return "bind" }
+
+func (bind) Process(_ context.Context, e *engine) error {
+	e.bound = groupsForSession(e.groups)
+	return nil
 }
-
-func (g *group) severity() findings.Severity { return findings.Severity(g.best.Severity) }
-
-// ---- triage ----------------------------------------------------------------
 
 // synthesize merges candidates about the same problem (same file, side,
 // first line and category) across rules and profiles; the most severe,

@@ -104,5 +104,3 @@ func foldProfiles(session []qa.Profile) map[string]qa.Profile {
 	}
 	return out
 }
-
-// ---- admission: anchoring, suppression -------------------------------------

@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/rules"
 )
 
-// Verification: the deep-review pass and model-backed synthesis.
+// Verification: the deep-review pass (driven by the deepReview stage,
+// engine.go) and model-backed synthesis (the verifySynthesis stage).
 // deepPass runs the deep review. With a verifier (a model), the severe
 // candidates are checked against wider evidence: refuted ones are
 // rejected, confirmed ones gain confidence. Without one, the builtin
@@ -75,20 +77,20 @@ func (e *engine) deepPass(ctx context.Context, groups []*group, a *qa.DeepAssess
 // verify asks v about the groups' leading candidates and records each
 // verdict on its group; a verifier that skips a candidate leaves it
 // unverified.
-func (e *engine) verify(ctx context.Context, v Verifier, gs []*group, reasons []string) ([]Verdict, error) {
-	out := make([]Verdict, len(gs))
+func (e *engine) verify(ctx context.Context, v provider.Verifier, gs []*group, reasons []string) ([]provider.Verdict, error) {
+	out := make([]provider.Verdict, len(gs))
 	for i := range out {
-		out[i] = Verdict{Index: i, Verdict: "unverified"}
+		out[i] = provider.Verdict{Index: i, Verdict: "unverified"}
 	}
 	if len(gs) == 0 {
 		return out, nil
 	}
-	cands := make([]Candidate, len(gs))
+	cands := make([]provider.Candidate, len(gs))
 	for i, g := range gs {
 		cands[i] = g.best.Candidate
 		cands[i].EvidenceRefs = g.best.refs
 	}
-	got, err := v.Verify(ctx, e.ch, cands, reasons)
+	got, err := v.Verify(ctx, e.pc, cands, reasons)
 	if err != nil {
 		return nil, err
 	}
@@ -110,27 +112,51 @@ func (e *engine) verify(ctx context.Context, v Verifier, gs []*group, reasons []
 	return out, nil
 }
 
-// verifyAtSynthesis lets a model verifier decide every candidate bound to
-// the session before the final report records the decisions.
-func (e *engine) verifyAtSynthesis(ctx context.Context, groups []*group, bound map[*group]bool) error {
+// verifySynthesis lets a model verifier decide every candidate bound to
+// the session before the final report records the decisions; rejected
+// ones are refuted there and left out of the bundle.
+type verifySynthesis struct{}
+
+func (verifySynthesis) Name() string { return "verify" }
+
+func (verifySynthesis) Process(ctx context.Context, e *engine) error {
+	e.progress("synthesis")
 	v := e.o.SynthesisVerifier
 	if v == nil {
 		return nil
 	}
 	var gs []*group
-	for _, g := range groups {
-		if bound[g] && !g.rejected && !g.baseline {
+	for _, g := range e.groups {
+		if e.bound[g] && !g.rejected && !g.baseline {
 			gs = append(gs, g)
 		}
 	}
 	verdicts, err := e.verify(ctx, v, gs, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("synthesis: %w", err)
 	}
 	for i, g := range gs {
 		if verdicts[i].Verdict == "rejected" {
 			g.rejected = true
 		}
 	}
+	return nil
+}
+
+// refuted drops the groups a verifier refuted (the deep review or
+// synthesis); the final report already records why.
+type refuted struct{}
+
+func (refuted) Name() string { return "refuted" }
+
+func (refuted) Process(_ context.Context, e *engine) error {
+	e.keepGroups(func(g *group) bool {
+		if g.rejected {
+			c := g.best
+			e.drop("refuted by verification", fmt.Sprintf("%s:%d %s", c.Path, c.StartLine, c.RuleID))
+			return false
+		}
+		return true
+	})
 	return nil
 }

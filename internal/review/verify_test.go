@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/diffpalhq/diffpal/internal/git/gittest"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
 )
 
@@ -17,13 +18,13 @@ type rejectVerifier struct {
 
 func (v *rejectVerifier) Name() string { return "fake-verifier" }
 
-func (v *rejectVerifier) Verify(_ context.Context, ch *Change, cands []Candidate, _ []string) ([]Verdict, error) {
+func (v *rejectVerifier) Verify(_ context.Context, ch *provider.Change, cands []provider.Candidate, _ []string) ([]provider.Verdict, error) {
 	v.calls++
-	var out []Verdict
+	var out []provider.Verdict
 	for i, c := range cands {
-		vd := Verdict{Index: i, Verdict: "confirmed", Rationale: "the evidence shows it", EvidenceRefs: c.EvidenceRefs}
+		vd := provider.Verdict{Index: i, Verdict: "confirmed", Rationale: "the evidence shows it", EvidenceRefs: c.EvidenceRefs}
 		if strings.Contains(c.Title, v.word) {
-			vd = Verdict{Index: i, Verdict: "rejected", Rationale: "the flagged value is a test fixture", EvidenceRefs: c.EvidenceRefs}
+			vd = provider.Verdict{Index: i, Verdict: "rejected", Rationale: "the flagged value is a test fixture", EvidenceRefs: c.EvidenceRefs}
 		}
 		out = append(out, vd)
 	}
@@ -97,13 +98,13 @@ type fakeModel struct{}
 
 func (fakeModel) Name() string { return "fake-model" }
 
-func (fakeModel) ReviewProfile(_ context.Context, req ProfileRequest) (ProfileResult, error) {
-	res := ProfileResult{Attempts: 1}
+func (fakeModel) ReviewProfile(_ context.Context, req provider.ProfileRequest) (provider.ProfileResult, error) {
+	res := provider.ProfileResult{Attempts: 1}
 	if req.Profile != qa.ProfileCodeReviewer {
 		return res, nil
 	}
 	ref := req.Change.Packet.Items[0].Ref
-	res.Candidates = []Candidate{
+	res.Candidates = []provider.Candidate{
 		{Category: "correctness", Severity: "high", Confidence: 0.8, Title: "Off-by-one", Message: "The loop reads past the end.",
 			Impact: "panic", Path: "main.go", StartLine: 4, EndLine: 4, EvidenceRefs: []string{ref, "not-a-ref"}, RuleProfile: "code_reviewer"},
 		{Category: "correctness", Severity: "low", Confidence: 0.5, Title: "Elsewhere", Message: "Outside the change.",

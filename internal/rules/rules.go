@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 	"github.com/goccy/go-yaml"
 )
@@ -59,11 +60,11 @@ var Profiles = []string{
 	"typescript_reviewer", "react_reviewer", "ruby_reviewer", "python_reviewer", "mobile_reviewer",
 }
 
-// Categories accepted in rules (the findings taxonomy).
-var Categories = []string{"security", "correctness", "reliability", "performance", "maintainability", "testing", "style"}
+// Categories accepted in rules: the findings taxonomy.
+var Categories = findings.CategoryNames()
 
-// Severities in rank order.
-var Severities = []string{"low", "medium", "high", "critical"}
+// Severities in rank order, from the findings contract.
+var Severities = findings.SeverityNames()
 
 // Example is a snippet a rule must (positive) or must not (negative) match.
 // Code is the new file content; Before, when set, is the old content (the

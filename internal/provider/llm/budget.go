@@ -10,8 +10,8 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // MaxSelectionBytes is the contract's ceiling for context_selection.max_bytes.
@@ -116,7 +116,7 @@ type fileRisk struct {
 	added     int
 }
 
-func risks(ch *review.Change) map[string]fileRisk {
+func risks(ch *provider.Change) map[string]fileRisk {
 	m := map[string]fileRisk{}
 	for _, f := range ch.Files {
 		a, _ := f.Diff.Stats()
@@ -129,7 +129,7 @@ func risks(ch *review.Change) map[string]fileRisk {
 // order: hunks before context windows; within each kind, security-sensitive
 // paths first, then files with more added lines, then path and packet
 // order. The choice is deterministic.
-func (p *Provider) selectEvidence(ch *review.Change, maxBytes int) (*selection, error) {
+func (p *Provider) selectEvidence(ch *provider.Change, maxBytes int) (*selection, error) {
 	pk := ch.Packet
 	maxBytes = min(max(maxBytes, 1), MaxSelectionBytes)
 	rk := risks(ch)
@@ -285,7 +285,7 @@ func groupBoundary(path string) bool {
 
 // scopeOf is what an answer about chunk c may cite. Paths are keyed as
 // the model saw them (redacted), and mapped back to the real paths.
-func scopeOf(c *chunk, ch *review.Change) scope {
+func scopeOf(c *chunk, ch *provider.Change) scope {
 	sc := scope{refs: map[string]bool{}, paths: map[string]bool{}, ranges: map[string][][2]int{}, lines: map[string]int{},
 		real: map[string]string{}}
 	for _, b := range c.blocks {

@@ -6,6 +6,11 @@
 // happened (attempts, tokens, seconds). Transports live in sibling
 // packages (provider/openai, provider/anthropic, provider/command) and
 // implement Client.
+//
+// It implements the engine's seam (package provider: Provider and
+// Verifier) and is the one package the model transports share: it
+// imports neither the engine (internal/review) nor any provider, and the
+// transports import it, never each other.
 package llm
 
 import (

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
-	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // tfile describes one changed file of a test change: its new content and
@@ -26,11 +26,10 @@ type tfile struct {
 }
 
 // mkChange builds a Change and its evidence packet without git.
-func mkChange(t testing.TB, files ...tfile) *review.Change {
+func mkChange(t testing.TB, files ...tfile) *provider.Change {
 	t.Helper()
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	ch := &review.Change{Repository: "example/repo", Range: git.Range{
-		Base: strings.Repeat("a", 40), DiffBase: strings.Repeat("a", 40), Head: strings.Repeat("b", 40)}}
+	ch := &provider.Change{}
 	var raw strings.Builder
 	for _, f := range files {
 		d := &diff.File{OldPath: f.path, NewPath: f.path, Status: diff.Modified, NewMode: "100644"}
@@ -81,15 +80,26 @@ func mkChange(t testing.TB, files ...tfile) *review.Change {
 			}
 			flush()
 		}
-		ch.Files = append(ch.Files, &review.ChangedFile{Diff: d, Content: f.content})
+		ch.Files = append(ch.Files, &provider.ChangedFile{Diff: d, Content: f.content})
 		fmt.Fprintf(&raw, "diff --git a/%s b/%s\n%s\n", f.path, f.path, strings.Join(f.content, "\n"))
 	}
 	ch.RawDiff = []byte(raw.String())
 	var err error
-	if ch.Packet, err = ch.BuildPacket(0); err != nil {
+	if ch.Packet, err = buildPacket(ch); err != nil {
 		t.Fatal(err)
 	}
 	return ch
+}
+
+// buildPacket builds ch's evidence packet as the engine does for a
+// committed range of example/repo.
+func buildPacket(ch *provider.Change) (*evidence.Packet, error) {
+	ef := make([]evidence.File, len(ch.Files))
+	for i, f := range ch.Files {
+		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content}
+	}
+	return evidence.Build(ch.RawDiff, ef, evidence.Options{
+		Repository: "example/repo", BaseSHA: strings.Repeat("a", 40), HeadSHA: strings.Repeat("b", 40)})
 }
 
 func lines(n int, f string) []string {
@@ -100,13 +110,13 @@ func lines(n int, f string) []string {
 	return out
 }
 
-func profileReq(t testing.TB, ch *review.Change, p qa.Profile) review.ProfileRequest {
+func profileReq(t testing.TB, ch *provider.Change, p qa.Profile) provider.ProfileRequest {
 	t.Helper()
 	route, err := qa.Prepare(qa.PrepareInput{AgentProfile: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return review.ProfileRequest{Profile: p, Route: route, Change: ch, RuleProfiles: []string{string(p)}}
+	return provider.ProfileRequest{Profile: p, Route: route, Change: ch, RuleProfiles: []string{string(p)}}
 }
 
 // step is one scripted reply.

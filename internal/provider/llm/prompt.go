@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // PromptVersion enters every cache key: change it whenever the prompt
@@ -14,7 +14,7 @@ const PromptVersion = "diffpal-llm-prompt/1"
 
 // profilePrompt is the trusted, data-free part of a profile's system
 // message (without the fence rules, which name the request's token).
-func profilePrompt(req review.ProfileRequest) string {
+func profilePrompt(req provider.ProfileRequest) string {
 	r := req.Route
 	var b strings.Builder
 	name := r.DisplayName

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // Errors a review can fail with. Every provider failure matches
@@ -107,7 +107,7 @@ type Config struct {
 }
 
 // Provider reviews profiles with a model through a Client. It implements
-// review.Provider and is safe for concurrent use.
+// provider.Provider and is safe for concurrent use.
 type Provider struct {
 	cfg   Config
 	red   *Redactor
@@ -118,7 +118,7 @@ type Provider struct {
 	inTok, outTok, cachedTok                 atomic.Int64
 }
 
-var _ review.Provider = (*Provider)(nil)
+var _ provider.Provider = (*Provider)(nil)
 
 // New validates cfg and returns a Provider.
 func New(cfg Config) (*Provider, error) {
@@ -185,7 +185,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Name implements review.Provider: the client's name.
+// Name implements provider.Provider: the client's name.
 func (p *Provider) Name() string { return p.cfg.Client.Name() }
 
 // Stats are a Provider's cumulative counters.

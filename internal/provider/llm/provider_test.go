@@ -10,11 +10,11 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
-func smallChange(t testing.TB) *review.Change {
+func smallChange(t testing.TB) *provider.Change {
 	return mkChange(t, tfile{path: "svc/handler.go", content: lines(40, "line %d of handler"), added: []int{12, 13}})
 }
 

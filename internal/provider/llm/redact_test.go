@@ -50,7 +50,7 @@ func TestRedactorObservedLeaks(t *testing.T) {
 		}
 	}
 	var err error
-	if ch.Packet, err = ch.BuildPacket(0); err != nil {
+	if ch.Packet, err = buildPacket(ch); err != nil {
 		t.Fatal(err)
 	}
 	fc := &fakeClient{}

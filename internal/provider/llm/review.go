@@ -11,12 +11,12 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // preParts are the fenced non-evidence parts of a profile request.
-func (p *Provider) preParts(ch *review.Change) [][2]string {
+func (p *Provider) preParts(ch *provider.Change) [][2]string {
 	var pre [][2]string
 	if s := strings.TrimSpace(p.cfg.Instructions); s != "" {
 		pre = append(pre, [2]string{"part=review-instructions", p.red.Redact(s)})
@@ -37,7 +37,7 @@ const (
 )
 
 // profileJob builds the request of one chunk.
-func (p *Provider) profileJob(req review.ProfileRequest, c *chunk, label string) *job {
+func (p *Provider) profileJob(req provider.ProfileRequest, c *chunk, label string) *job {
 	pre := p.preParts(req.Change)
 	tok := tokenFor(pre, c.blocks)
 	system := profilePrompt(req) + "\n" + fenceRules(tok)
@@ -66,12 +66,12 @@ func (p *Provider) profileJob(req review.ProfileRequest, c *chunk, label string)
 		}}
 }
 
-// ReviewProfile implements review.Provider: it selects the evidence that
+// ReviewProfile implements provider.Provider: it selects the evidence that
 // fits the profile's budget, splits it into chunks, asks the model about
 // each chunk (answers come from the cache when the chunk is unchanged),
 // validates and merges the answers, and reports what it sent and did.
-func (p *Provider) ReviewProfile(ctx context.Context, req review.ProfileRequest) (review.ProfileResult, error) {
-	res := review.ProfileResult{Started: p.cfg.Now()}
+func (p *Provider) ReviewProfile(ctx context.Context, req provider.ProfileRequest) (provider.ProfileResult, error) {
+	res := provider.ProfileResult{Started: p.cfg.Now()}
 	if req.Change == nil || req.Change.Packet == nil {
 		return res, errors.New("llm: the request has no change or evidence packet")
 	}
@@ -151,7 +151,7 @@ func (p *Provider) ReviewProfile(ctx context.Context, req review.ProfileRequest)
 }
 
 // toCandidate converts a validated model candidate.
-func (p *Provider) toCandidate(c AnswerCandidate, req review.ProfileRequest, ck *chunk, sc scope) review.Candidate {
+func (p *Provider) toCandidate(c AnswerCandidate, req provider.ProfileRequest, ck *chunk, sc scope) provider.Candidate {
 	start, _ := intOf(c.StartLine)
 	end, _ := intOf(c.EndLine)
 	if real, ok := sc.real[c.Path]; ok {
@@ -186,7 +186,7 @@ func (p *Provider) toCandidate(c AnswerCandidate, req review.ProfileRequest, ck 
 	if c.Suggestion != nil {
 		sug = strings.TrimSpace(*c.Suggestion)
 	}
-	return review.Candidate{
+	return provider.Candidate{
 		RuleID:       "llm." + string(req.Profile),
 		Category:     strings.ToLower(strings.TrimSpace(c.Category)),
 		Severity:     strings.ToLower(strings.TrimSpace(c.Severity)),
@@ -210,7 +210,7 @@ func (p *Provider) toCandidate(c AnswerCandidate, req review.ProfileRequest, ck 
 // NaiveRequestBytes is the size of the request a naive provider would
 // send for one profile: the profile prompt plus the whole raw diff, no
 // budget, no chunks, no cache. Benchmarks compare it with Stats.
-func NaiveRequestBytes(req review.ProfileRequest) int {
+func NaiveRequestBytes(req provider.ProfileRequest) int {
 	if req.Route.Profile == "" {
 		req.Route, _ = qa.Prepare(qa.PrepareInput{AgentProfile: req.Profile})
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/clip"
 )
 
@@ -16,11 +17,12 @@ import (
 // name, Anthropic tool name).
 const AnswerSchemaName = "diffpal_profile_answer"
 
-// Categories a candidate may have (the findings bundle's categories).
-var Categories = []string{"security", "correctness", "reliability", "performance", "maintainability", "testing"}
+// Categories a candidate may have: the findings taxonomy (DiffPal's seven,
+// style included), from the one source in package findings.
+var Categories = findings.CategoryNames()
 
-// Severities a candidate may have.
-var Severities = []string{"low", "medium", "high", "critical"}
+// Severities a candidate may have, from package findings.
+var Severities = findings.SeverityNames()
 
 // Answer limits, enforced by Validate (the schema keeps to the keywords
 // every structured-output dialect accepts; limits are stated in the
@@ -39,7 +41,8 @@ const (
 // required and nullable where optional, and additionalProperties is false,
 // so it is accepted by OpenAI strict structured outputs and by Anthropic
 // tool input schemas alike.
-var AnswerSchema = json.RawMessage(`{
+var AnswerSchema = json.RawMessage(strings.NewReplacer(
+	`"__CATEGORIES__"`, jsonList(Categories), `"__SEVERITIES__"`, jsonList(Severities)).Replace(`{
   "type": "object",
   "additionalProperties": false,
   "required": ["candidates", "coverage_gaps", "unverified"],
@@ -55,8 +58,8 @@ var AnswerSchema = json.RawMessage(`{
         "properties": {
           "title": {"type": "string", "description": "Short title, 1-256 characters."},
           "description": {"type": "string", "description": "What may be wrong and why, 1-5000 characters."},
-          "category": {"type": "string", "enum": ["security", "correctness", "reliability", "performance", "maintainability", "testing"]},
-          "severity": {"type": "string", "enum": ["low", "medium", "high", "critical"], "description": "Impact estimate; the host may override it."},
+          "category": {"type": "string", "enum": "__CATEGORIES__"},
+          "severity": {"type": "string", "enum": "__SEVERITIES__", "description": "Impact estimate; the host may override it."},
           "confidence": {"type": "number", "description": "Evidence confidence between 0 and 1."},
           "path": {"type": "string", "description": "Path of a file shown in the evidence, exactly as shown."},
           "start_line": {"type": "integer", "description": "First new-file line (>= 1) inside the cited evidence."},
@@ -74,7 +77,13 @@ var AnswerSchema = json.RawMessage(`{
     "coverage_gaps": {"type": "array", "items": {"type": "string"}, "description": "Up to 50 coverage gaps (untested behaviour, evidence you lacked), each at most 2000 characters."},
     "unverified": {"type": "array", "items": {"type": "string"}, "description": "Up to 50 points you could not verify, each at most 2000 characters."}
   }
-}`)
+}`))
+
+// jsonList spells a vocabulary as a JSON array for the schema text.
+func jsonList(vs []string) string {
+	b, _ := json.Marshal(vs)
+	return string(b)
+}
 
 // AnswerCandidate is one candidate as the model returns it.
 type AnswerCandidate struct {

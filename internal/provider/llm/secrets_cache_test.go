@@ -16,8 +16,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
-	"github.com/diffpalhq/diffpal/internal/review"
 )
 
 // planted secrets: the part after the prefix is what must never leave.
@@ -63,7 +63,7 @@ func TestSecretsNeverReachTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.VerifyCandidates(context.Background(), VerifyRequest{Change: ch, Candidates: []review.Candidate{{
+	if _, err := p.VerifyCandidates(context.Background(), VerifyRequest{Change: ch, Candidates: []provider.Candidate{{
 		Title: "key", Message: "leaks ghp_R8d2kLq9Zt4Vb7Nw1Xc5Hy3Pm6Sj0Fa2Ge8u", Path: "deploy/settings.py", StartLine: 6, EndLine: 6,
 		Anchor: planted[1].line, EvidenceRefs: []string{"f2:h1"}}}}); err != nil {
 		t.Fatal(err)
@@ -134,10 +134,10 @@ func TestCacheReasksOnlyChangedChunks(t *testing.T) {
 	}
 	dir := t.TempDir()
 	profiles := []qa.Profile{qa.ProfileCodeReviewer, qa.ProfileSecurityReviewer, qa.ProfileSilentFailureHunter}
-	review3 := func(ch *review.Change, model string) (*Provider, *fakeClient, map[qa.Profile]review.ProfileResult) {
+	review3 := func(ch *provider.Change, model string) (*Provider, *fakeClient, map[qa.Profile]provider.ProfileResult) {
 		fc := &fakeClient{}
 		p, _ := newProvider(t, fc, func(c *Config) { c.CacheDir = dir; c.ChunkBytes = 4000; c.Model = model })
-		out := map[qa.Profile]review.ProfileResult{}
+		out := map[qa.Profile]provider.ProfileResult{}
 		for _, pr := range profiles {
 			res, err := p.ReviewProfile(context.Background(), profileReq(t, ch, pr))
 			if err != nil {
@@ -163,7 +163,7 @@ func TestCacheReasksOnlyChangedChunks(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 	for _, pr := range profiles {
-		if !slices.EqualFunc(r1[pr].Candidates, r2[pr].Candidates, func(a, b review.Candidate) bool { return a.Title == b.Title && a.StartLine == b.StartLine }) {
+		if !slices.EqualFunc(r1[pr].Candidates, r2[pr].Candidates, func(a, b provider.Candidate) bool { return a.Title == b.Title && a.StartLine == b.StartLine }) {
 			t.Errorf("%s: cached answers differ", pr)
 		}
 		if r2[pr].Attempts != 0 || *r2[pr].InputTokens != 0 {
@@ -218,7 +218,7 @@ func TestCacheReasksOnlyChangedChunks(t *testing.T) {
 	})
 }
 
-func mustSelect(t *testing.T, p *Provider, ch *review.Change) *selection {
+func mustSelect(t *testing.T, p *Provider, ch *provider.Change) *selection {
 	s, err := p.selectEvidence(ch, p.cfg.MaxBytes)
 	if err != nil {
 		t.Fatal(err)
@@ -333,7 +333,7 @@ func TestSchemasCompileAndAcceptAnswers(t *testing.T) {
 
 func TestVerifyCandidates(t *testing.T) {
 	ch := mkChange(t, tfile{path: "svc/handler.go", content: lines(60, "handler %d"), added: []int{12, 45}})
-	cands := []review.Candidate{
+	cands := []provider.Candidate{
 		{Title: "nil deref", Path: "svc/handler.go", StartLine: 12, EndLine: 12, EvidenceRefs: []string{"f1:h1"}},
 		{Title: "leak", Path: "svc/handler.go", StartLine: 45, EndLine: 45},
 		{Title: "race", Path: "svc/handler.go", StartLine: 12, EndLine: 12},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/evidence"
-	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/provider"
 )
 
 // Verdict is the deep pass's decision on one candidate.
@@ -52,8 +52,8 @@ var VerifySchema = json.RawMessage(`{
 
 // VerifyRequest asks for verdicts on candidates.
 type VerifyRequest struct {
-	Change     *review.Change
-	Candidates []review.Candidate
+	Change     *provider.Change
+	Candidates []provider.Candidate
 	// Reasons are the deep-review reason codes that triggered the pass.
 	Reasons []string
 	// MaxBytes is the evidence budget of one verification call (default
@@ -168,7 +168,7 @@ func blockRefs(blocks []*block) map[string]bool {
 
 // verifyEvidence picks the items for a batch: cited refs first, then diff
 // items, then source windows near each candidate's lines, within budget.
-func (p *Provider) verifyEvidence(pk *evidence.Packet, cands []review.Candidate, budget int) []*block {
+func (p *Provider) verifyEvidence(pk *evidence.Packet, cands []provider.Candidate, budget int) []*block {
 	index := map[string]int{}
 	for i, it := range pk.Items {
 		index[it.Ref] = i
@@ -316,18 +316,18 @@ func parseVerdicts(raw json.RawMessage, ids []string, refs map[string]bool) (map
 	return got, probs
 }
 
-// Verify implements review.Verifier: the engine's deep pass and
+// Verify implements provider.Verifier: the engine's deep pass and
 // model-backed synthesis call it.
-func (p *Provider) Verify(ctx context.Context, ch *review.Change, cands []review.Candidate, reasons []string) ([]review.Verdict, error) {
+func (p *Provider) Verify(ctx context.Context, ch *provider.Change, cands []provider.Candidate, reasons []string) ([]provider.Verdict, error) {
 	res, err := p.VerifyCandidates(ctx, VerifyRequest{Change: ch, Candidates: cands, Reasons: reasons})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]review.Verdict, 0, len(res.Verifications))
+	out := make([]provider.Verdict, 0, len(res.Verifications))
 	for _, v := range res.Verifications {
-		out = append(out, review.Verdict{Index: v.Index, Verdict: string(v.Verdict), Rationale: v.Rationale, EvidenceRefs: v.EvidenceRefs})
+		out = append(out, provider.Verdict{Index: v.Index, Verdict: string(v.Verdict), Rationale: v.Rationale, EvidenceRefs: v.EvidenceRefs})
 	}
 	return out, nil
 }
 
-var _ review.Verifier = (*Provider)(nil)
+var _ provider.Verifier = (*Provider)(nil)

@@ -1,0 +1,115 @@
+// Package builtin is diffpal's offline, deterministic provider: the rule
+// packs of internal/rules (embedded, plus the user's) matched over the
+// changed files, comments and strings masked. It runs every rule once per
+// change and hands each profile the hits of the checklists it answers for.
+// Nothing leaves the process, so nothing is redacted here; the engine
+// redacts what it writes.
+package builtin
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/provider"
+	"github.com/diffpalhq/diffpal/internal/rules"
+)
+
+// Builtin is the rule-pack provider. It matches one change: the first
+// Prepare or ReviewProfile call fixes the files it reviews.
+type Builtin struct {
+	Rules *rules.Set
+	Now   func() time.Time
+
+	once sync.Once
+	hits []rules.Hit
+}
+
+var (
+	_ provider.Provider = (*Builtin)(nil)
+	_ provider.Preparer = (*Builtin)(nil)
+)
+
+// New loads the embedded packs plus any user packs.
+func New(extraPacks ...[]byte) (*Builtin, error) { return NewNamed(nil, extraPacks) }
+
+// NewNamed is New with names for the user packs' errors.
+func NewNamed(names []string, extraPacks [][]byte) (*Builtin, error) {
+	set, err := rules.LoadNamed(names, extraPacks)
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Rules: set, Now: time.Now}, nil
+}
+
+// Fresh is a provider with the same rules and clock that has matched
+// nothing yet, for the next change.
+func (b *Builtin) Fresh() *Builtin { return &Builtin{Rules: b.Rules, Now: b.Now} }
+
+// Name implements provider.Provider.
+func (b *Builtin) Name() string { return "builtin" }
+
+// ReviewProfile runs every rule once per change (the first call) and then
+// hands each profile the hits of the checklists it answers for.
+func (b *Builtin) ReviewProfile(ctx context.Context, req provider.ProfileRequest) (provider.ProfileResult, error) {
+	start := b.Now()
+	if req.Change != nil {
+		b.Prepare(ctx, req.Change.Files)
+	}
+	if err := ctx.Err(); err != nil {
+		return provider.ProfileResult{}, err
+	}
+	want := map[string]bool{}
+	for _, p := range req.RuleProfiles {
+		want[p] = true
+	}
+	res := provider.ProfileResult{Attempts: 1, Started: start}
+	for _, h := range b.hits {
+		if !want[h.Profile] {
+			continue
+		}
+		res.Candidates = append(res.Candidates, fromHit(h))
+	}
+	res.Completed = b.Now()
+	return res, nil
+}
+
+// Prepare runs every rule once over the change (provider.Preparer).
+func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) {
+	b.once.Do(func() {
+		files := provider.RuleFiles(changed)
+		// Files are independent: match them on every core, then keep the
+		// results in file order so output does not depend on scheduling.
+		per := make([][]rules.Hit, len(files))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					per[i] = b.Rules.MatchFile(files[i], nil)
+				}
+			}()
+		}
+		for i := range files {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for _, h := range per {
+			b.hits = append(b.hits, h...)
+		}
+		b.hits = append(b.hits, b.Rules.MatchChange(files, nil)...)
+	})
+}
+
+func fromHit(h rules.Hit) provider.Candidate {
+	return provider.Candidate{
+		RuleID: h.RuleID, Category: h.Category, Severity: h.Severity, Confidence: h.Confidence,
+		Title: h.Title, Message: h.Message, Impact: h.Impact, Scope: h.ImpactScope, Suggestion: h.Suggestion,
+		Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, OldLine: h.OldLine,
+		Source: h.Source, Snippet: h.Snippet, Anchor: h.Anchor, RuleProfile: h.Profile,
+	}
+}

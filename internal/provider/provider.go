@@ -1,0 +1,162 @@
+package provider
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/rules"
+)
+
+// Provider reviews a change one profile at a time.
+type Provider interface {
+	Name() string
+	ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error)
+}
+
+// Preparer is an optional Provider capability: work that depends only on
+// the changed files, which the engine runs while it builds the evidence
+// packet.
+type Preparer interface {
+	Prepare(ctx context.Context, files []*ChangedFile)
+}
+
+// Verifier checks candidates against wider evidence: the deep-review pass
+// (severe candidates) and model-backed synthesis (every candidate) use it.
+type Verifier interface {
+	Name() string
+	Verify(ctx context.Context, ch *Change, cands []Candidate, reasons []string) ([]Verdict, error)
+}
+
+// Change is what a provider is given of the change under review.
+type Change struct {
+	// Files are the changed files in review scope, sorted by path.
+	Files []*ChangedFile
+	// Packet is the evidence packet every candidate cites.
+	Packet *evidence.Packet
+	// RawDiff is the reviewed diff as git printed it.
+	RawDiff []byte
+	// Subjects are the commit subjects of the range (none for a work tree).
+	Subjects []string
+}
+
+// ChangedFile is one changed file in review scope. The engine and every
+// provider share the same values; none may change them.
+type ChangedFile struct {
+	Diff    *diff.File
+	Content []string // new version, nil for deleted files
+
+	ruleOnce sync.Once
+	rule     *rules.File
+}
+
+// Path is the file's review path.
+func (f *ChangedFile) Path() string { return f.Diff.Path() }
+
+// Rules is the rule engine's view of the file (internal/rules), built once
+// and shared by every reader (the builtin provider's matching, the
+// engine's explorer), so that its masked views are computed once per
+// review. It is safe for concurrent use.
+func (f *ChangedFile) Rules() *rules.File {
+	f.ruleOnce.Do(func() {
+		first := ""
+		if len(f.Content) > 0 {
+			first = f.Content[0]
+		}
+		rf := &rules.File{Path: f.Path(), Language: rules.DetectLanguage(f.Path(), first), Status: f.Diff.Status, Content: f.Content}
+		for _, l := range f.Diff.Added() {
+			rf.Added = append(rf.Added, rules.Line{No: l.NewNo, Text: l.Text})
+		}
+		for _, l := range f.Diff.Removed() {
+			rf.Removed = append(rf.Removed, rules.Line{No: l.OldNo, Text: l.Text})
+		}
+		f.rule = rf
+	})
+	return f.rule
+}
+
+// RuleFiles is Rules of every file, in order.
+func RuleFiles(files []*ChangedFile) []*rules.File {
+	out := make([]*rules.File, len(files))
+	for i, f := range files {
+		out[i] = f.Rules()
+	}
+	return out
+}
+
+// ProfileRequest asks a provider to review the change as one profile.
+type ProfileRequest struct {
+	Profile qa.Profile
+	Route   qa.ReviewRoute
+	Change  *Change
+	// RuleProfiles are the checklists this session profile answers for:
+	// its own plus those of profiles the selected bundle does not contain.
+	RuleProfiles []string
+	// Deep is set for the deep-review pass.
+	Deep bool
+}
+
+// ProfileResult is a provider's answer.
+type ProfileResult struct {
+	Candidates []Candidate
+	Gaps       []string
+	// Unverified are points the provider could not verify.
+	Unverified []string
+	// Selection describes the evidence subset the provider was given,
+	// when it was not the whole packet (budgets).
+	Selection *qa.ContextSelection
+	// Dropped counts candidates the provider discarded, by reason (a
+	// model answer's candidates that fail its schema, for example); the
+	// engine records them with its own drops.
+	Dropped  map[string]int
+	Attempts int
+	// AttemptLog is the per-attempt record for execution_metrics.
+	AttemptLog []qa.ExecutionAttempt
+	// CachedInputTokens counts prompt tokens served from a cache.
+	CachedInputTokens *int64
+	// InputTokens/OutputTokens are nil for providers without tokens.
+	InputTokens, OutputTokens *int64
+	Started, Completed        time.Time
+}
+
+// Candidate is one possible finding a provider reports for a profile.
+// The engine decides what becomes of it (anchoring, suppression,
+// baseline, synthesis, verification).
+type Candidate struct {
+	RuleID     string  `json:"rule_id,omitempty"`
+	Category   string  `json:"category"`
+	Severity   string  `json:"severity"`
+	Confidence float64 `json:"confidence"`
+	Title      string  `json:"title"`
+	Message    string  `json:"message"`
+	Impact     string  `json:"impact"`
+	Scope      string  `json:"impact_scope"`
+	Suggestion string  `json:"suggestion,omitempty"`
+	Path       string  `json:"path"`
+	StartLine  int     `json:"start_line"`
+	EndLine    int     `json:"end_line"`
+	// OldLine, when set, is the removed line the candidate is about (the
+	// finding then sits on the LEFT side unless StartLine is a changed
+	// line of the new side).
+	OldLine int    `json:"old_line,omitempty"`
+	Source  string `json:"source"`
+	Snippet string `json:"snippet"`
+	Anchor  string `json:"anchor"`
+	// RuleProfile is the profile whose checklist produced the candidate.
+	RuleProfile string `json:"rule_profile"`
+	// EvidenceRefs are the packet refs the provider cites; refs not in the
+	// packet are dropped, and when none remain the engine cites the items
+	// covering the anchored lines.
+	EvidenceRefs []string `json:"evidence_refs,omitempty"`
+}
+
+// Verdict is a verifier's decision on one candidate.
+type Verdict struct {
+	Index        int      // into the candidates passed in
+	Verdict      string   // confirmed, rejected or unverified
+	Rationale    string   //
+	EvidenceRefs []string // packet refs the verdict rests on
+}
