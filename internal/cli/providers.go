@@ -35,6 +35,16 @@ type providerChoice struct {
 	packNames []string
 	// instructions are the config's review guidance for model providers.
 	instructions string
+	// getenv reads provider key variables (the command's IOStreams; the
+	// process environment when nil).
+	getenv func(string) string
+}
+
+func (ch providerChoice) env(key string) string {
+	if ch.getenv == nil {
+		return os.Getenv(key)
+	}
+	return ch.getenv(key)
 }
 
 // providerSet is the resolved set: the engine's provider (a router when
@@ -197,13 +207,13 @@ func modelProvider(name string, pc config.Provider, ch providerChoice, set *prov
 	case "openai":
 		set.keyEnvs[name] = keyEnvOf(pc)
 		client, err = openai.New(openai.Config{
-			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)), APIKeyHeader: pc.APIKeyHeader,
+			BaseURL: baseURLOf(pc), APIKey: ch.env(keyEnvOf(pc)), APIKeyHeader: pc.APIKeyHeader,
 			Model: pc.Model, Timeout: -1,
 		})
 	case "anthropic":
 		set.keyEnvs[name] = keyEnvOf(pc)
 		client, err = anthropic.New(anthropic.Config{
-			BaseURL: baseURLOf(pc), APIKey: os.Getenv(keyEnvOf(pc)),
+			BaseURL: baseURLOf(pc), APIKey: ch.env(keyEnvOf(pc)),
 			Model: pc.Model, MaxTokens: pc.MaxTokens, Timeout: -1,
 		})
 	case "command":

@@ -276,7 +276,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		packs, packNames = append(packs, data), append(packNames, p)
 	}
-	providers, err := buildProviders(providerChoice{name: opts.Provider, model: opts.Model, command: opts.Command,
+	providers, err := buildProviders(providerChoice{getenv: opts.IO.Getenv, name: opts.Provider, model: opts.Model, command: opts.Command,
 		noCache: opts.NoCache, root: root, packs: packs, packNames: packNames, instructions: cfg.Review.Instructions}, cfg)
 	if err != nil {
 		return err
