@@ -34,7 +34,7 @@ func (e *engine) policyChanges() []PolicyChange {
 			continue // documentation that mentions the syntax suppresses nothing
 		}
 		for _, l := range f.Diff.Added() {
-			m := inlineIgnore.FindStringSubmatch(l.Text)
+			m := matchIgnore(l.Text)
 			if m == nil {
 				continue
 			}

@@ -75,6 +75,15 @@ type Suppressed struct {
 // nothing. The directive ends at the end of the comment (*/ or -->).
 var inlineIgnore = regexp.MustCompile(`(?:^|^\s*\*|//|/\*|#|--|;|<!--|%)\s*diffpal:ignore(?:\s+([A-Za-z0-9_.,*/][A-Za-z0-9_.,*/-]*))?(?:\s+--\s*(.*?))?\s*(?:\*/|-->)?\s*$`)
 
+// matchIgnore is inlineIgnore's match of line, after a literal check: the
+// regexp backtracks, and almost no line mentions the directive.
+func matchIgnore(line string) []string {
+	if !strings.Contains(line, "diffpal:ignore") {
+		return nil
+	}
+	return inlineIgnore.FindStringSubmatch(line)
+}
+
 func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
 	s := Suppressed{RuleID: c.RuleID, Category: c.Category, Path: c.Path, Line: c.StartLine}
 	for i, ig := range e.o.Ignores {
@@ -91,7 +100,7 @@ func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
 		if ln < 1 || ln > len(f.Content) {
 			continue
 		}
-		m := inlineIgnore.FindStringSubmatch(f.Content[ln-1])
+		m := matchIgnore(f.Content[ln-1])
 		if m == nil {
 			continue
 		}

@@ -24,7 +24,7 @@ func TestInlineIgnoreDirectiveShape(t *testing.T) {
 		{"s = 'diffpal:ignore'", false, "", ""},
 		{"// diffpal:ignore the next line please", false, "", ""},
 	} {
-		m := inlineIgnore.FindStringSubmatch(tc.line)
+		m := matchIgnore(tc.line)
 		if (m != nil) != tc.match {
 			t.Errorf("%q: match = %v, want %v", tc.line, m != nil, tc.match)
 			continue
