@@ -8,6 +8,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
@@ -146,16 +147,6 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "context: %s %s..%s files=%d refs=%d skipped=%d (%s)\n",
-		textsafe.Terminal(ch.Repository), shortSHA(ch.Range.DiffBase), shortSHA(ch.Range.Head), len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ch.Skips), textsafe.Terminal(ch.Range.Why))
+		textsafe.Terminal(ch.Repository), output.ShortSHA(ch.Range.DiffBase), output.ShortSHA(ch.Range.Head), len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ch.Skips), textsafe.Terminal(ch.Range.Why))
 	return nil
-}
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	if s == "" {
-		return "worktree"
-	}
-	return s
 }

@@ -57,9 +57,9 @@ func writeTerminalSummary(w io.Writer, res *review.Result, paths map[string]stri
 func writeTerminalSummaryIn(w io.Writer, wd string, res *review.Result, paths map[string]string, color, gate bool) {
 	p := palette{on: color}
 	ch, a, b := res.Change, res.Audit, res.Bundle
-	rng := shortSHA(ch.Range.DiffBase) + ".." + shortSHA(ch.Range.Head)
+	rng := output.ShortSHA(ch.Range.DiffBase) + ".." + output.ShortSHA(ch.Range.Head)
 	if ch.Range.Worktree {
-		rng = shortSHA(ch.Range.DiffBase) + "..worktree"
+		rng = output.ShortSHA(ch.Range.DiffBase) + "..worktree"
 	}
 	shown := func(k string) string { return printable(paths[k]) }
 	// The repository actually reviewed: its top level as the caller

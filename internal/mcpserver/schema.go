@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -136,7 +135,7 @@ func applyRules(s *jsonschema.Schema, t reflect.Type, rules map[reflect.Type]map
 			applyRules(s, f.Type, rules) // promoted into the same object
 			continue
 		}
-		name := jsonName(f)
+		name := qa.JSONName(f)
 		if name == "" {
 			continue
 		}
@@ -197,22 +196,6 @@ func applyRule(ps *jsonschema.Schema, t reflect.Type, r qa.Rule) {
 			target.Type, target.Types = target.Types[1-i], nil
 		}
 	}
-}
-
-// jsonName is a struct field's JSON property name ("" for none), as
-// encoding/json and the schema inference name it.
-func jsonName(f reflect.StructField) string {
-	if !f.IsExported() {
-		return ""
-	}
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	switch name {
-	case "-":
-		return ""
-	case "":
-		return f.Name
-	}
-	return name
 }
 
 // patchCatalogOutput says which keys the task-type map has.

@@ -94,11 +94,11 @@ func SummaryInfo(res *review.Result) markdown.Info {
 	a := res.Audit
 	ch := res.Change
 	in := markdown.Info{
-		Repository: ch.Repository, Range: shortSHA(ch.Range.DiffBase) + ".." + shortSHA(ch.Range.Head), Why: ch.Range.Why,
+		Repository: ch.Repository, Range: ShortSHA(ch.Range.DiffBase) + ".." + ShortSHA(ch.Range.Head), Why: ch.Range.Why,
 		Provider: a.Provider, Triage: a.Triage, Files: a.Files, AddedLines: a.AddedLines, Notes: a.Notes,
 	}
 	if ch.Range.Worktree {
-		in.Range = shortSHA(ch.Range.DiffBase) + "..worktree"
+		in.Range = ShortSHA(ch.Range.DiffBase) + "..worktree"
 	}
 	for _, s := range a.Skips {
 		in.Skips = append(in.Skips, markdown.Note{What: s.Path, Reason: s.Reason + ": " + s.Detail})
@@ -138,8 +138,9 @@ func nonEmpty(a, b string) string {
 	return b
 }
 
-// shortSHA is the CLI's: 12 hex digits, "worktree" for none.
-func shortSHA(s string) string {
+// ShortSHA is how outputs and the CLI abbreviate a commit: 12 hex
+// digits, "worktree" for none.
+func ShortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
 	}

@@ -193,8 +193,9 @@ var ruleTable = sync.OnceValue(func() *compiledRules {
 	return t
 })
 
-// jsonName is a struct field's JSON property name ("" for none).
-func jsonName(f reflect.StructField) string {
+// JSONName is a struct field's JSON property name ("" for none), as
+// encoding/json and the schema inference name it.
+func JSONName(f reflect.StructField) string {
 	if !f.IsExported() {
 		return ""
 	}
@@ -231,7 +232,7 @@ func (c *checker) walkRules(path string, rv reflect.Value, deep bool) {
 	fields := ruleTable().rules[rt]
 	for i := range rt.NumField() {
 		f := rt.Field(i)
-		name := jsonName(f)
+		name := JSONName(f)
 		if name == "" {
 			continue
 		}

@@ -18,11 +18,11 @@ func TestFieldRulesNameRealFields(t *testing.T) {
 			f := typ.Field(i)
 			if f.Anonymous {
 				for j := range f.Type.NumField() {
-					props[jsonName(f.Type.Field(j))] = f.Type.Field(j).Type
+					props[JSONName(f.Type.Field(j))] = f.Type.Field(j).Type
 				}
 				continue
 			}
-			props[jsonName(f)] = f.Type
+			props[JSONName(f)] = f.Type
 		}
 		for name, r := range fields {
 			ft, ok := props[name]

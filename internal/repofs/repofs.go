@@ -102,7 +102,7 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", kind(fi.Mode()))
+		return nil, fmt.Errorf("not a regular file (%s)", Kind(fi.Mode()))
 	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("is %d bytes, over the limit of %d bytes", fi.Size(), max)
@@ -119,7 +119,8 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-func kind(m os.FileMode) string {
+// Kind names a file mode's type for messages ("a FIFO", "a symlink").
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

@@ -43,6 +43,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/repofs"
 )
 
 // ErrRefused is wrapped by every *RefusedError.
@@ -290,24 +292,7 @@ func (d *Dir) target(name string) (fs.FileInfo, error) {
 	return nil, &RefusedError{Op: "replace", Path: d.Path(name), Reason: reason}
 }
 
-func describe(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "a " + m.Type().String() + " file"
-	}
-}
+func describe(m fs.FileMode) string { return repofs.Kind(m) }
 
 // WriteFile creates or replaces name in d with what write produces:
 // a temporary file beside it, synced, renamed over it.

@@ -1,0 +1,76 @@
+package repofs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestCheckRel(t *testing.T) {
+	for _, tc := range []struct {
+		rel string
+		ok  bool
+	}{
+		{"a/b.yaml", true}, {".config/diffpal/config.yaml", true}, {"a/./b", true},
+		{"", false}, {".", false}, {"/etc/passwd", false}, {"../x", false}, {"a/../../x", false},
+		{`a\..\..\x`, false}, {"C:/x", false}, {"a\x00b", false}, {"/proc/self/environ", false},
+	} {
+		if err := CheckRel(tc.rel); (err == nil) != tc.ok {
+			t.Errorf("CheckRel(%q) = %v, want ok=%v", tc.rel, err, tc.ok)
+		}
+	}
+}
+
+func TestReadFileStaysInside(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cr3t"), 0o600)
+	os.WriteFile(filepath.Join(root, "ok.yaml"), []byte("a: 1\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.Symlink("../ok.yaml", filepath.Join(root, "sub", "inside-link.yaml"))
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "out-link"))
+	os.Symlink(outside, filepath.Join(root, "out-dir"))
+
+	if data, err := ReadFile(root, "ok.yaml", 1<<10); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("plain file: %q %v", data, err)
+	}
+	if _, err := ReadFile(root, "sub/inside-link.yaml", 1<<10); err != nil {
+		t.Errorf("a link that stays inside must be readable: %v", err)
+	}
+	for _, rel := range []string{"out-link", "out-dir/secret", "../" + filepath.Base(outside) + "/secret"} {
+		data, err := ReadFile(root, rel, 1<<10)
+		if err == nil || !errors.Is(err, ErrOutside) || strings.Contains(string(data), "s3cr3t") {
+			t.Errorf("%s: read %q, %v; want ErrOutside", rel, data, err)
+		}
+	}
+	if _, err := ReadFile(root, "missing.yaml", 1<<10); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := ReadFile(root, "ok.yaml", 2); err == nil || !strings.Contains(err.Error(), "over the limit of 2 bytes") {
+		t.Errorf("size limit: %v", err)
+	}
+}
+
+func TestReadRegularRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// Opened without blocking, refused as not regular.
+	if _, err := ReadRegular(fifo, 1<<10); err == nil || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("FIFO: %v", err)
+	}
+	if _, err := ReadRegular("/dev/zero", 1<<10); err == nil || !strings.Contains(err.Error(), "character device") {
+		t.Errorf("device: %v", err)
+	}
+	if _, err := ReadRegular(dir, 1<<10); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("directory: %v", err)
+	}
+	os.Symlink(fifo, filepath.Join(dir, "link"))
+	if _, err := ReadRegular(filepath.Join(dir, "link"), 1<<10); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("final symlink: %v", err)
+	}
+}
