@@ -190,8 +190,13 @@ func sourceWithoutTests(r *Rule, files []*File) []Hit {
 }
 
 // changedSignatureUsed fires when a definition's signature changed (same
-// name on a removed and an added definition line) and the symbol is used in
-// other files of the change on lines that were not updated.
+// name on a removed and an added definition line, with a different
+// parameter list or results once whitespace and, for Python, annotations
+// are ignored) and the symbol is still called in other code files of the
+// same language on lines that were not updated. The finding is advisory
+// (the rule's severity, low) unless one of those calls passes a number of
+// arguments that the old signature accepted and the new one does not; then
+// it is raised to medium.
 func changedSignatureUsed(r *Rule, files []*File) []Hit {
 	ctxs := make([]*fileCtx, 0, len(files))
 	for _, f := range files {
@@ -200,7 +205,6 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 		}
 	}
 	var hits []Hit
-	var idx *useIndex // built on the first changed signature only
 	for _, fc := range ctxs {
 		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" {
 			continue
@@ -214,17 +218,28 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 		if len(old) == 0 {
 			continue
 		}
+		lang := fc.f.Language
 		for _, d := range addedDefs(fc) {
 			o, ok := old[d.name]
-			if !ok || o.kind != d.kind || paramsOf(o.name, o.text) == paramsOf(d.name, d.text) {
+			if !ok || o.kind != d.kind {
 				continue
 			}
-			if idx == nil {
-				idx = newUseIndex(ctxs)
+			os, ook := signatureOf(lang, o.name, o.text)
+			ns, nok := signatureOf(lang, d.name, d.text)
+			if !ook || !nok || os == ns {
+				continue // unchanged, or not both on one line: unknown
 			}
-			uses := idx.usesOf(d.name, fc.f, true)
+			uses := callSites(ctxs, fc.f, d.name, lang)
 			if len(uses) == 0 {
 				continue
+			}
+			oldAr, newAr := arityOf(lang, d.kind, o.name, o.text), arityOf(lang, d.kind, d.name, d.text)
+			var broken *callSite
+			for i := range uses {
+				if n := uses[i].args; n >= 0 && oldAr.accepts(n) && !newAr.accepts(n) {
+					broken = &uses[i]
+					break
+				}
 			}
 			raw, _ := fc.line(d.line, false)
 			h := r.newHit(fc.f.Path, d.line, d.line, raw, nil)
@@ -236,11 +251,266 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 				}
 				where = append(where, fmt.Sprintf("%s:%d", u.Path, u.Line))
 			}
-			h.Anchor = fmt.Sprintf("signature of %s changed; still used at %s", d.name, strings.Join(where, ", "))
+			if broken != nil {
+				h.Severity = "medium"
+				h.Anchor = fmt.Sprintf("signature of %s changed; %s:%d still calls it with %d argument(s) (old arity)", d.name, broken.Path, broken.Line, broken.args)
+			} else {
+				h.Anchor = fmt.Sprintf("signature of %s changed; still used at %s", d.name, strings.Join(where, ", "))
+			}
 			hits = append(hits, h)
 		}
 	}
 	return hits
+}
+
+// langFamily groups languages whose files call each other's definitions.
+func langFamily(lang string) string {
+	if isJSFamily(lang) {
+		return "js"
+	}
+	if lang == "java" || lang == "kotlin" {
+		return "jvm"
+	}
+	return lang
+}
+
+type callSite struct {
+	Use
+	args int // number of arguments on the line, -1 when not known
+}
+
+var packageClause = regexp.MustCompile(`^\s*package\s`)
+
+// callSites finds calls (name( or .name) of name in the unchanged lines of
+// the other code files of the same language family, at most 50; package
+// clauses, imports' names and plain words (locals, docs) do not count.
+func callSites(ctxs []*fileCtx, skip *File, name, lang string) []callSite {
+	fam := langFamily(lang)
+	re := regexp.MustCompile(`(?:^|[^\w$])(\.)?` + regexp.QuoteMeta(name) + `(?:\s*(\()|[^\w$?!=]|$)`)
+	var out []callSite
+	for _, fc := range ctxs {
+		f := fc.f
+		if f == skip || f.Content == nil || f.Status == "deleted" || langFamily(f.Language) != fam || !isSourceLanguage(f.Language) {
+			continue
+		}
+		added := map[int]bool{}
+		for _, l := range f.Added {
+			added[l.No] = true
+		}
+		for i, m := range fc.masked {
+			if added[i+1] || !strings.Contains(m, name) || packageClause.MatchString(m) {
+				continue
+			}
+			for _, sm := range re.FindAllStringSubmatchIndex(m, -1) {
+				dot, call := sm[2] >= 0, sm[4] >= 0
+				if !dot && !call {
+					continue
+				}
+				n := -1
+				if call {
+					n = countArgs(m[sm[5]-1:])
+				}
+				out = append(out, callSite{Use{Path: f.Path, Line: i + 1}, n})
+				break
+			}
+			if len(out) >= 50 {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// countArgs counts the top-level arguments of the call whose "(" starts s,
+// or -1 when the call does not close on the line or spreads arguments.
+func countArgs(s string) int {
+	depth, n, any := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '(', '[', '{':
+			depth++
+			if depth > 1 {
+				any = true
+			}
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				if any {
+					n++
+				}
+				return n
+			}
+		case ',':
+			if depth == 1 {
+				n++
+				any = false
+			}
+		case ' ', '\t':
+		case '*':
+			if depth == 1 && !any {
+				return -1 // *args / **kw
+			}
+			any = true
+		case '.':
+			if depth == 1 && !any && strings.HasPrefix(s[i:], "...") {
+				return -1 // ...spread
+			}
+			any = true
+		default:
+			any = true
+		}
+	}
+	return -1
+}
+
+// arity is the range of argument counts a definition accepts.
+type arity struct {
+	min, max int // max -1: unbounded; min -1: unknown
+}
+
+func (a arity) accepts(n int) bool {
+	return a.min >= 0 && n >= a.min && (a.max < 0 || n <= a.max)
+}
+
+// arityOf reads the accepted argument counts from a one-line definition.
+func arityOf(lang, kind, name, s string) arity {
+	params, ok := paramList(name, s)
+	if !ok {
+		return arity{-1, -1}
+	}
+	parts := splitTop(params)
+	if lang == "python" && kind == "method" && len(parts) > 0 && (parts[0] == "self" || parts[0] == "cls") {
+		parts = parts[1:]
+	}
+	a := arity{0, 0}
+	for _, p := range parts {
+		switch {
+		case p == "*" || p == "/":
+			continue
+		case strings.HasPrefix(p, "*") || strings.Contains(p, "...") || strings.HasPrefix(p, "&"):
+			a.max = -1
+			continue
+		}
+		if a.max >= 0 {
+			a.max++
+		}
+		if !strings.Contains(p, "=") && !strings.Contains(strings.SplitN(p, ":", 2)[0], "?") {
+			a.min++
+		}
+	}
+	return a
+}
+
+// splitTop splits a parameter list at commas outside brackets, trimmed,
+// without empty parts.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || (s[i] == ',' && depth == 0) {
+			if p := strings.TrimSpace(s[start:i]); p != "" {
+				out = append(out, p)
+			}
+			start = i + 1
+			continue
+		}
+		switch s[i] {
+		case '(', '[', '{', '<':
+			depth++
+		case ')', ']', '}', '>':
+			depth--
+		}
+	}
+	return out
+}
+
+// paramList is the text inside the balanced parentheses after name on s,
+// and whether they close on the line.
+func paramList(name, s string) (string, bool) {
+	i := strings.Index(s, name)
+	if i < 0 {
+		return "", false
+	}
+	rest := s[i+len(name):]
+	open := strings.IndexByte(rest, '(')
+	if open < 0 {
+		return "", false
+	}
+	depth := 0
+	for j := open; j < len(rest); j++ {
+		switch rest[j] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return rest[open+1 : j], true
+			}
+		}
+	}
+	return "", false
+}
+
+// signatureOf is the comparable signature of the definition of name on the
+// (masked) line s: paramsOf with whitespace normalised and, for Python,
+// annotations and the return annotation dropped. ok is false when the
+// parameter list does not close on the line (a multi-line signature).
+func signatureOf(lang, name, s string) (string, bool) {
+	p := paramsOf(name, s)
+	if strings.Count(p, "(") != strings.Count(p, ")") {
+		return "", false
+	}
+	if lang == "python" {
+		params, ok := paramList(name, s)
+		if !ok {
+			return "", false
+		}
+		var kept []string
+		for _, part := range splitTop(params) {
+			nm, def := part, ""
+			if k := topIndex(part, '='); k >= 0 {
+				nm, def = part[:k], "="+normSpace(part[k+1:])
+			}
+			if k := topIndex(nm, ':'); k >= 0 {
+				nm = nm[:k]
+			}
+			kept = append(kept, strings.TrimSpace(nm)+def)
+		}
+		return strings.Join(kept, ","), true
+	}
+	return normSpace(p), true
+}
+
+// topIndex is the index of c in s outside brackets, or -1.
+func topIndex(s string, c byte) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case c:
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// normSpace drops whitespace next to punctuation and collapses the rest,
+// so (a int,b int) and ( a int, b int ) compare equal.
+func normSpace(s string) string {
+	f := strings.Fields(s)
+	var b strings.Builder
+	for i, w := range f {
+		if i > 0 && isWordByte(f[i-1][len(f[i-1])-1]) && isWordByte(w[0]) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
 }
 
 // paramsOf is the signature of the definition of name on line s: the

@@ -75,7 +75,21 @@ var jsDefs = []defPattern{
 	dp("func", `^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>\w+)\s*[(<]`),
 	dp("class", `^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>\w+)`),
 	dp("func", `^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>\w+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:\([^)]*\)|\w+)\s*(?::\s*[^=]+)?=>`),
-	dp("method", `^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(?P<name>[A-Za-z_]\w*)\s*\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`),
+	// a method's parameter list holds no string, call or callback, so that
+	// test-framework calls such as describe('x', function () { are not
+	// read as method definitions
+	dp("method", `^\s+(?:(?:public|private|protected|static|async|readonly|override)\s+)*(?P<name>[A-Za-z_]\w*)\s*\([^()'"`+"`"+`]*\)\s*(?::\s*[^{]+)?\{\s*$`),
+}
+
+func isJSFamily(lang string) bool { return lang == "javascript" || lang == "typescript" }
+
+// testCallbacks are test-framework functions whose callbacks look like
+// definitions (describe('x', function () {); they never define a symbol.
+var testCallbacks = map[string]bool{
+	"describe": true, "context": true, "suite": true, "it": true, "test": true, "specify": true,
+	"xdescribe": true, "fdescribe": true, "xit": true, "fit": true, "xtest": true,
+	"before": true, "after": true, "beforeEach": true, "afterEach": true, "beforeAll": true, "afterAll": true,
+	"setup": true, "teardown": true, "suiteSetup": true, "suiteTeardown": true,
 }
 
 var notSymbol = map[string]bool{
@@ -109,7 +123,7 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 				continue
 			}
 			name := sm[p.re.SubexpIndex("name")]
-			if len(name) < 3 || notSymbol[name] || strings.HasPrefix(name, "test") || strings.HasPrefix(name, "Test") {
+			if len(name) < 3 || notSymbol[name] || (isJSFamily(lang) && testCallbacks[name]) || strings.HasPrefix(name, "test") || strings.HasPrefix(name, "Test") {
 				break
 			}
 			out = append(out, def{name: name, kind: p.kind, line: l.No, text: strings.Join(strings.Fields(m), " ")})

@@ -423,7 +423,7 @@ func (r *Rule) matchRemoved(fc *fileCtx) []Hit {
 	var hits []Hit
 	for i, l := range f.Removed {
 		m, ok := r.matchLine(l.Text, fc.removedMask[i])
-		if !ok {
+		if !ok || r.removedWithEnclosing(f, i) {
 			continue
 		}
 		n := newSidePosition(f, l.No)
@@ -432,6 +432,25 @@ func (r *Rule) matchRemoved(fc *fileCtx) []Hit {
 		hits = append(hits, h)
 	}
 	return hits
+}
+
+// removedWithEnclosing reports whether removed line i belongs to a run of
+// consecutive removed lines that, at or above it, holds a line matching
+// unless_removed_with (the enclosing definition was deleted with it).
+func (r *Rule) removedWithEnclosing(f *File, i int) bool {
+	re := r.c.unlessRemWith
+	if re == nil {
+		return false
+	}
+	for j := i; j >= 0; j-- {
+		if j < i && f.Removed[j].No != f.Removed[j+1].No-1 {
+			return false
+		}
+		if re.MatchString(f.Removed[j].Text) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchEmptiedBlocks finds blocks whose opener is unchanged but whose body

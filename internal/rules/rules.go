@@ -159,6 +159,11 @@ type Rule struct {
 	FileRequires      string `yaml:"file_requires,omitempty"`        // raw file content must match
 	FileUnless        string `yaml:"file_unless,omitempty"`          // raw file content must not match
 	UnlessAddedInFile string `yaml:"unless_added_in_file,omitempty"` // removed scope: skip when an added line matches
+	// UnlessRemovedWith (removed scope) skips a removed line when the run of
+	// consecutive removed lines it belongs to contains, at or above it, a
+	// line matching this: the enclosing definition (a whole test) was
+	// deleted too, not just the line.
+	UnlessRemovedWith string `yaml:"unless_removed_with,omitempty"`
 
 	Context   *Context   `yaml:"context,omitempty"`
 	Block     *Block     `yaml:"block,omitempty"`
@@ -182,21 +187,22 @@ type Rule struct {
 }
 
 type compiled struct {
-	langs        map[string]bool // nil = all
-	pattern      *regexp.Regexp
-	notPattern   *regexp.Regexp
-	unless       []*regexp.Regexp
-	require      []*regexp.Regexp
-	requireCode  []*regexp.Regexp
-	paths        []*regexp.Regexp
-	exclude      []*regexp.Regexp
-	fileRequires *regexp.Regexp
-	fileUnless   *regexp.Regexp
-	unlessAdded  *regexp.Regexp
-	check        checkFunc
-	changeCheck  changeCheckFunc
-	secretGroup  int
-	secretUnless *regexp.Regexp
+	langs         map[string]bool // nil = all
+	pattern       *regexp.Regexp
+	notPattern    *regexp.Regexp
+	unless        []*regexp.Regexp
+	require       []*regexp.Regexp
+	requireCode   []*regexp.Regexp
+	paths         []*regexp.Regexp
+	exclude       []*regexp.Regexp
+	fileRequires  *regexp.Regexp
+	fileUnless    *regexp.Regexp
+	unlessAdded   *regexp.Regexp
+	unlessRemWith *regexp.Regexp
+	check         checkFunc
+	changeCheck   changeCheckFunc
+	secretGroup   int
+	secretUnless  *regexp.Regexp
 
 	// prefilter holds literals of which at least one must occur in a line
 	// for pattern to match (lower-cased when fold); nil when none could be
@@ -557,6 +563,12 @@ func compileRule(r *Rule) error {
 	}
 	if r.UnlessAddedInFile != "" && r.Scope != "removed" {
 		return ferr("unless_added_in_file", "only valid with scope: removed")
+	}
+	if c.unlessRemWith, err = compileRE("unless_removed_with", r.UnlessRemovedWith); err != nil {
+		return err
+	}
+	if r.UnlessRemovedWith != "" && r.Scope != "removed" {
+		return ferr("unless_removed_with", "only valid with scope: removed")
 	}
 	if x := r.Context; x != nil {
 		if x.Before < 0 || x.After < 0 {

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,46 @@ func TestBuiltinHandsEachProfileItsChecklists(t *testing.T) {
 	}
 	if f := b.Fresh(); f.Rules != b.Rules || len(f.hits) != 0 {
 		t.Error("Fresh did not start over with the same rules")
+	}
+}
+
+// Security findings in test code are advisory; committed secrets are not.
+func TestSecurityInTestCodeIsAdvisory(t *testing.T) {
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsOff := []string{"package main", "", "import \"crypto/tls\"", "", "var c = &tls.Config{InsecureSkipVerify: true}"}
+	token := "ghp_" + "R8vZ2kLmQ4xN7pT1wY6sB3dF9hJ0cV5gE2aK"
+	ch := &provider.Change{Files: []*provider.ChangedFile{
+		newFile("client.go", tlsOff...),
+		newFile("client_test.go", tlsOff...),
+		newFile("testdata/fixture_test.go", "package main", "", "var tok = \""+token+"\""),
+	}}
+	res, err := b.ReviewProfile(context.Background(), provider.ProfileRequest{Profile: qa.ProfileSecurityReviewer, Change: ch, RuleProfiles: []string{"security_reviewer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := map[string]string{}
+	for _, c := range res.Candidates {
+		sev[c.Path+" "+c.RuleID] = c.Severity
+	}
+	if s := sev["client.go sec.tls-insecure-skip-verify"]; s != "high" {
+		t.Errorf("production TLS finding = %q, want high (all: %v)", s, sev)
+	}
+	if s := sev["client_test.go sec.tls-insecure-skip-verify"]; s != "low" {
+		t.Errorf("test TLS finding = %q, want low (all: %v)", s, sev)
+	}
+	found := false
+	for k, s := range sev {
+		if strings.HasPrefix(k, "testdata/fixture_test.go ") {
+			found = true
+			if s != "critical" && s != "high" {
+				t.Errorf("committed secret in a test fixture = %q, want its own severity", s)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no secret finding in the fixture: %v", sev)
 	}
 }
