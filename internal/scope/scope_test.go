@@ -191,3 +191,17 @@ func TestMatchNoBacktracking(t *testing.T) {
 		}
 	}
 }
+
+// Bundles under dist/ are build output: skipped as generated, with the
+// reason; sources and other dist/ files are reviewed.
+func TestDistBundlesAreBuildOutput(t *testing.T) {
+	for p, want := range map[string]bool{
+		"dist/axios.js": true, "packages/x/dist/index.mjs": true, "dist/app.css": true,
+		"lib/axios.js": false, "dist/README.md": false, "distribution/x.js": false, "src/dist.js": false,
+	} {
+		s, ok := (Options{}).Decide(Candidate{Path: p, Size: 10})
+		if skipped := !ok && s.Reason == ReasonGenerated; skipped != want {
+			t.Errorf("%s: skipped as generated = %v (%+v), want %v", p, skipped, s, want)
+		}
+	}
+}
