@@ -16,6 +16,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
+	"github.com/diffpalhq/diffpal/internal/providerset"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/spf13/cobra"
 )
@@ -143,7 +144,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 				say("ok", "provider %s: command %s", n, path)
 			}
 		case "openai", "anthropic":
-			env := keyEnvOf(p)
+			env := providerset.KeyEnvOf(p)
 			key := opts.IO.Getenv(env)
 			if key == "" {
 				say("error", "provider %s: %s is not set", n, env)
@@ -170,7 +171,7 @@ func checkEndpoint(ctx context.Context, client *http.Client, name string, p conf
 	}
 	// The same URL building as review's transports, so a query such as
 	// Azure's ?api-version= is kept rather than swallowing the path.
-	ep, err := llm.NewHTTPEndpoint(p.Type, baseURLOf(p), path, client, 0, "", key)
+	ep, err := llm.NewHTTPEndpoint(p.Type, providerset.BaseURLOf(p), path, client, 0, "", key)
 	if err != nil {
 		say("error", "provider %s: %v", name, err)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/policy"
+	"github.com/diffpalhq/diffpal/internal/providerset"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/scope"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
@@ -276,8 +277,8 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		packs, packNames = append(packs, data), append(packNames, p)
 	}
-	providers, err := buildProviders(providerChoice{getenv: opts.IO.Getenv, name: opts.Provider, model: opts.Model, command: opts.Command,
-		noCache: opts.NoCache, root: root, packs: packs, packNames: packNames, instructions: cfg.Review.Instructions}, cfg)
+	providers, err := buildProviders(providerset.Choice{Getenv: opts.IO.Getenv, Name: opts.Provider, Model: opts.Model, Command: opts.Command,
+		NoCache: opts.NoCache, Root: root, Packs: packs, PackNames: packNames, Instructions: cfg.Review.Instructions}, cfg)
 	if err != nil {
 		return err
 	}
@@ -293,7 +294,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	prog := newProgress(opts.IO)
 	res, err := review.Run(ctx, review.Options{
 		Change: co, FilterMode: opts.FilterMode, Bundle: opts.Bundle, Profile: opts.Profile,
-		Provider: providers.provider, DeepVerifier: providers.deep, SynthesisVerifier: providers.synthesis,
+		Provider: providers.Provider, DeepVerifier: providers.Deep, SynthesisVerifier: providers.Synthesis,
 		Policy: policyRec, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
 		ReviewPolicy: &pol.Record,
 	})

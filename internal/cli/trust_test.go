@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/diffpalhq/diffpal/internal/git/gittest"
+	"github.com/diffpalhq/diffpal/internal/providerset"
 )
 
 // Regression tests for a hostile change under review (docs/security.md):
@@ -305,15 +306,15 @@ func TestCommittedAnswerCacheIgnored(t *testing.T) {
 	repo := gittest.New(t)
 	repo.Write("main.go", "package main\n")
 	repo.Commit("base")
-	if !cacheUsable(repo.Dir) {
+	if !providerset.CacheUsable(repo.Dir) {
 		t.Fatal("a clean repository's cache must be usable")
 	}
 	repo.Write(".artifacts/diffpal/cache/ab/planted.json", "{}")
-	if !cacheUsable(repo.Dir) {
+	if !providerset.CacheUsable(repo.Dir) {
 		t.Error("an untracked cache entry (an earlier run's) must keep the cache usable")
 	}
 	repo.Commit("plant an answer")
-	if cacheUsable(repo.Dir) {
+	if providerset.CacheUsable(repo.Dir) {
 		t.Error("a cache with committed entries must be ignored")
 	}
 }
