@@ -64,7 +64,7 @@ stages:
 func TestBuildErrorsAreUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, cfg, want string
-		choice        Choice
+		choice          Choice
 	}{
 		{"unknown provider", "version: v1\n", `unknown provider "nope"`, Choice{Name: "nope"}},
 		{"bare openai without a model", "version: v1\n", "--provider openai needs --model", Choice{Name: "openai"}},
