@@ -109,7 +109,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 		if len(pol.Packs) > 0 {
 			say("ok", "%d rule packs load", len(pol.Packs))
-			if _, err := builtin.NewNamed(packNames(pol), packData(pol)); err != nil {
+			if _, err := builtin.NewNamed(packsOf(pol)); err != nil {
 				say("error", "%v", err)
 			}
 		}

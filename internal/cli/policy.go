@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/policy"
+	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/review"
 )
 
@@ -52,35 +51,22 @@ func loadPolicyFor(ctx context.Context, ios *IOStreams, root string, co review.C
 }
 
 // readBounded reads a file the user named on the command line, up to max
-// bytes (the path is theirs to choose; the size is still bounded).
+// bytes (the path is theirs to choose, devices included; the size is
+// still bounded).
 func readBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("over the limit of %d bytes", max)
-	}
-	return data, nil
+	return repofs.ReadAtMost(f, max)
 }
 
-func packNames(p *policy.Loaded) []string {
-	out := make([]string, len(p.Packs))
-	for i, pk := range p.Packs {
-		out[i] = pk.Name
+// packsOf splits the policy's rule packs into the names and contents the
+// builtin provider takes.
+func packsOf(p *policy.Loaded) (names []string, data [][]byte) {
+	for _, pk := range p.Packs {
+		names, data = append(names, pk.Name), append(data, pk.Data)
 	}
-	return out
-}
-
-func packData(p *policy.Loaded) [][]byte {
-	out := make([][]byte, len(p.Packs))
-	for i, pk := range p.Packs {
-		out[i] = pk.Data
-	}
-	return out
+	return names, data
 }

@@ -264,11 +264,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return err
 	}
-	var packs [][]byte
-	var packNames []string
-	for _, p := range pol.Packs {
-		packs, packNames = append(packs, p.Data), append(packNames, p.Name)
-	}
+	packNames, packs := packsOf(pol)
 	for _, p := range opts.RulePacks {
 		// The user's own flag: any path, but a bounded read.
 		data, err := readBounded(p, int64(yamlsafe.RulePack.MaxBytes))

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -64,7 +63,7 @@ func writeTerminalSummaryIn(w io.Writer, wd string, res *review.Result, paths ma
 	shown := func(k string) string { return printable(paths[k]) }
 	// The repository actually reviewed: its top level as the caller
 	// named it, not the origin remote a clone happens to have.
-	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), printable(displayRoot(wd, ch.Root)), printable(rng), printable(ch.Range.Why))
+	fmt.Fprintf(w, "%s %s %s (%s)\n", p.c("1", "diffpal review"), printable(relToWd(wd, ch.Root)), printable(rng), printable(ch.Range.Why))
 	fmt.Fprintf(w, "  reviewed %s, %s; skipped %d; %s\n", plural(a.Files, "file"), plural(a.AddedLines, "added line"), len(a.Skips), printable(a.Triage))
 	t := b.Tally()
 	counts, blocking := t.BySeverity, t.Blocking
@@ -212,15 +211,3 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// displayRoot names the repository root relative to the working
-// directory wd when it is below it ("." for the directory itself), else as
-// an absolute path.
-func displayRoot(wd, root string) string {
-	if wd == "" {
-		return root
-	}
-	if rel, err := filepath.Rel(wd, root); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return root
-}

@@ -91,6 +91,17 @@ type Request struct {
 	Redact func(string) string
 	// NoCompare skips listing the change's policy edits.
 	NoCompare bool
+
+	// reads memoizes read: Load reads the side it uses, then compare reads
+	// both sides, so each file would otherwise be read (and its git
+	// processes run) twice.
+	reads map[string]readResult
+}
+
+type readResult struct {
+	data []byte
+	ok   bool
+	err  error
 }
 
 // Pack is a rule pack to load.
@@ -136,10 +147,22 @@ func short(s string) string {
 
 // read returns a file's content from a side; ok is false when it is
 // absent. Files must be regular files inside the repository.
-func (r Request) read(ctx context.Context, s side, rel string, max int64) (data []byte, ok bool, err error) {
+func (r Request) read(ctx context.Context, s side, rel string, max int64) ([]byte, bool, error) {
 	if s.none {
 		return nil, false, nil
 	}
+	key := s.rev + "\x00" + rel
+	if c, hit := r.reads[key]; hit {
+		return c.data, c.ok, c.err
+	}
+	data, ok, err := r.readUncached(ctx, s, rel, max)
+	if r.reads != nil {
+		r.reads[key] = readResult{data, ok, err}
+	}
+	return data, ok, err
+}
+
+func (r Request) readUncached(ctx context.Context, s side, rel string, max int64) (data []byte, ok bool, err error) {
 	rel, err = repofs.Clean(rel)
 	if err != nil {
 		return nil, false, err
@@ -182,6 +205,7 @@ func (r Request) read(ctx context.Context, s side, rel string, max int64) (data 
 
 // Load reads the policy from r.Source and compares it with the other side.
 func Load(ctx context.Context, r Request) (*Loaded, error) {
+	r.reads = map[string]readResult{}
 	used := r.sideOf(r.Source)
 	// The side the change brings: its head commit, or the work tree.
 	reviewed := side{name: "work tree"}

@@ -107,9 +107,14 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("is %d bytes, over the limit of %d bytes", fi.Size(), max)
 	}
-	// /proc files report size 0 but are not regular in practice; a regular
-	// file that grows while read is still cut at the limit.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// A file that grows while it is read is still cut at the limit.
+	return ReadAtMost(f, max)
+}
+
+// ReadAtMost reads r to its end, failing once it passes max bytes (it
+// never holds more than max+1).
+func ReadAtMost(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}

@@ -403,9 +403,13 @@ func (r *Rule) newHit(path string, start, end int, raw string, m []int) Hit {
 	if r.Scope == "file" || r.Scope == "change" {
 		src = "nearby_context"
 	}
+	sev, msg := r.Severity, r.Message
+	if r.Tests == "advisory" && IsTestPath(path) && sev != "low" {
+		sev, msg = "low", strings.TrimSpace(msg+" This is test code, so it is reported as advisory (low).")
+	}
 	return Hit{
-		RuleID: r.ID, Profile: r.Profile, Category: r.Category, Severity: r.Severity,
-		Confidence: r.Confidence, Title: r.Title, Message: r.Message, Impact: r.Impact,
+		RuleID: r.ID, Profile: r.Profile, Category: r.Category, Severity: sev,
+		Confidence: r.Confidence, Title: r.Title, Message: msg, Impact: r.Impact,
 		ImpactScope: r.ImpactScope, Suggestion: r.Suggestion, Path: path,
 		StartLine: start, EndLine: end, Source: src, Snippet: snippet, Anchor: anchor,
 	}

@@ -154,7 +154,7 @@ type Rule struct {
 
 	Paths        []string `yaml:"paths,omitempty"`         // globs; a glob without '/' matches the base name
 	ExcludePaths []string `yaml:"exclude_paths,omitempty"` // globs
-	Tests        string   `yaml:"tests,omitempty"`         // any (default), only, exclude
+	Tests        string   `yaml:"tests,omitempty"`         // any, only, exclude, advisory (see compile)
 
 	FileRequires      string `yaml:"file_requires,omitempty"`        // raw file content must match
 	FileUnless        string `yaml:"file_unless,omitempty"`          // raw file content must not match
@@ -495,11 +495,9 @@ func compileRule(r *Rule) error {
 		return ferr("match_in", "unknown value %q (want code or raw)", r.MatchIn)
 	}
 	switch r.Tests {
-	case "":
-		r.Tests = "any"
-	case "any", "only", "exclude":
+	case "", "any", "only", "exclude", "advisory":
 	default:
-		return ferr("tests", "unknown value %q (want any, only or exclude)", r.Tests)
+		return ferr("tests", "unknown value %q (want any, only, exclude or advisory)", r.Tests)
 	}
 	var err error
 	if c.pattern, err = compileRE("pattern", r.Pattern); err != nil {
@@ -614,6 +612,18 @@ func compileRule(r *Rule) error {
 	}
 	if c.pattern != nil {
 		c.secretGroup = c.pattern.SubexpIndex("secret")
+	}
+	if r.Tests == "" {
+		// A security rule describes a production risk: in test code (a
+		// test that disables TLS, deserializes a fixture, hashes with MD5)
+		// it is advisory, as measured on real repositories, where every
+		// such blocking finding was false (docs/quality-real.md). A rule
+		// that captures a committed secret keeps its severity there: a
+		// live key in a fixture is still a leak.
+		r.Tests = "any"
+		if r.Category == "security" && c.secretGroup <= 0 {
+			r.Tests = "advisory"
+		}
 	}
 	if c.secretUnless, err = compileRE("secret_unless", r.SecretUnless); err != nil {
 		return err

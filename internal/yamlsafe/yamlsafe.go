@@ -23,6 +23,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/secrets"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
 
 // Limits bound one document.
@@ -151,7 +152,7 @@ func firstLine(s string) string {
 }
 
 // excerpt returns line n (1-based) of data, clipped and redacted, with
-// control characters replaced so the quote cannot reshape a terminal.
+// control characters made visible so the quote cannot reshape a terminal.
 func excerpt(data []byte, n int, redact func(string) string) string {
 	lines := bytes.SplitN(data, []byte("\n"), n+1)
 	if n < 1 || n > len(lines) {
@@ -163,13 +164,7 @@ func excerpt(data []byte, n int, redact func(string) string) string {
 		redact = secrets.Redact
 	}
 	s = redact(s)
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 ||
-			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
-			return '?'
-		}
-		return r
-	}, s)
+	s = textsafe.Visible(s) // the one escaper: control and bidi characters shown, not obeyed
 	return clip.Text(s, maxExcerpt)
 }
 

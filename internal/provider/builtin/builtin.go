@@ -9,7 +9,6 @@ package builtin
 import (
 	"context"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,7 +69,7 @@ func (b *Builtin) ReviewProfile(ctx context.Context, req provider.ProfileRequest
 		if !want[h.Profile] {
 			continue
 		}
-		res.Candidates = append(res.Candidates, b.inTestCode(fromHit(h)))
+		res.Candidates = append(res.Candidates, fromHit(h))
 	}
 	res.Completed = b.Now()
 	return res, nil
@@ -104,24 +103,6 @@ func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) 
 		}
 		b.hits = append(b.hits, b.Rules.MatchChange(files, nil)...)
 	})
-}
-
-// inTestCode makes security findings in test code advisory (low): a test
-// that disables TLS verification, deserializes a fixture or hashes with
-// MD5 is not a production risk, and on real repositories every such
-// blocking finding was false (docs/quality-real.md). Committed secrets
-// (rules with a "secret" capture) keep their severity: a live key in a
-// fixture is still a leak.
-func (b *Builtin) inTestCode(c provider.Candidate) provider.Candidate {
-	if c.Category != "security" || !rules.IsTestPath(c.Path) || c.Severity == "low" {
-		return c
-	}
-	if r, ok := b.Rules.Rule(c.RuleID); ok && strings.Contains(r.Pattern, "(?P<secret>") {
-		return c
-	}
-	c.Severity = "low"
-	c.Message = strings.TrimSpace(c.Message + " This is test code, so it is reported as advisory (low).")
-	return c
 }
 
 func fromHit(h rules.Hit) provider.Candidate {
