@@ -110,6 +110,10 @@ func (p Provider) TimeoutOf(d time.Duration) (time.Duration, error) {
 // Rules adds user rule packs (paths relative to the repository root).
 type Rules struct {
 	Packs []string `yaml:"packs" json:"packs,omitempty"`
+	// Enable turns on opt-in rules and Disable turns off any rule, by id
+	// or by "prefix.*" (docs/rules.md lists them).
+	Enable  []string `yaml:"enable" json:"enable,omitempty"`
+	Disable []string `yaml:"disable" json:"disable,omitempty"`
 }
 
 // Ignore is one configured suppression; reason is required.

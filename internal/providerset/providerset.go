@@ -100,6 +100,9 @@ func Build(ch Choice, cfg *config.Config) (*Set, error) {
 				if err != nil {
 					return nil, usageErrf("rule packs: %v", err)
 				}
+				if err := b.Rules.Configure(cfg.Rules.Enable, cfg.Rules.Disable); err != nil {
+					return nil, usageErrf("config: %v", err)
+				}
 				rulePacks = b
 			}
 			p = rulePacks

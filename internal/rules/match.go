@@ -128,7 +128,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	var hits []Hit
 	var lineRules []*Rule // added-scope rules, run line by line below
 	for _, r := range s.rules {
-		if r.Scope == "change" || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
+		if r.Scope == "change" || s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
 			continue
 		}
 		if r.Scope == "added" && len(f.Added) == 0 && (r.Block == nil || len(f.Removed) == 0) {
@@ -200,7 +200,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 func (s *Set) MatchChange(files []*File, profiles []string) []Hit {
 	var hits []Hit
 	for _, r := range s.rules {
-		if r.Scope != "change" || !wantProfile(profiles, r.Profile) {
+		if r.Scope != "change" || s.off[r] || !wantProfile(profiles, r.Profile) {
 			continue
 		}
 		hits = append(hits, r.c.changeCheck(r, files)...)

@@ -178,6 +178,11 @@ type Rule struct {
 	SuppressedBy []string `yaml:"suppressed_by,omitempty"` // drop when one of these rules hit the same line
 	Redact       bool     `yaml:"redact,omitempty"`        // the match is a secret: redact it in snippet/anchor
 
+	// OptIn rules are loaded and documented but run only when a user
+	// enables them (rules.enable in the config): their measured precision
+	// on real code is too low for a default that gates CI.
+	OptIn bool `yaml:"opt_in,omitempty"`
+
 	Positive []Example `yaml:"positive"`
 	Negative []Example `yaml:"negative"`
 
@@ -221,6 +226,9 @@ type Set struct {
 	byID     map[string]*Rule
 	profiles []string
 	lits     *literalIndex
+	// off holds the rules that do not run: opt-in rules not enabled and
+	// rules a user disabled (see Configure).
+	off map[*Rule]bool
 }
 
 type pack struct {
@@ -394,8 +402,50 @@ func (s *Set) finish() error {
 			s.profiles = append(s.profiles, p)
 		}
 	}
+	s.off = map[*Rule]bool{}
+	for _, r := range s.rules {
+		if r.OptIn {
+			s.off[r] = true
+		}
+	}
 	s.buildPrefilter()
 	return nil
+}
+
+// Configure turns opt-in rules on (enable) and any rule off (disable), by
+// id; a pattern ending in ".*" names every rule with that prefix. An id
+// that names no rule is an error naming the field, so a typo does not
+// silently leave a rule running.
+func (s *Set) Configure(enable, disable []string) error {
+	pick := func(field string, ids []string, on bool) error {
+		for i, id := range ids {
+			n := 0
+			for _, r := range s.rules {
+				if id == r.ID || (strings.HasSuffix(id, ".*") && strings.HasPrefix(r.ID, strings.TrimSuffix(id, "*"))) {
+					n++
+					if on {
+						delete(s.off, r)
+					} else {
+						s.off[r] = true
+					}
+				}
+			}
+			if n == 0 {
+				return fmt.Errorf("rules.%s[%d]: %q names no rule (see docs/rules.md)", field, i, id)
+			}
+		}
+		return nil
+	}
+	if err := pick("enable", enable, true); err != nil {
+		return err
+	}
+	return pick("disable", disable, false)
+}
+
+// Enabled reports whether the rule with this id runs.
+func (s *Set) Enabled(id string) bool {
+	r, ok := s.byID[id]
+	return ok && !s.off[r]
 }
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*[a-z0-9]$`)

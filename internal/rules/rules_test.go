@@ -15,7 +15,14 @@ var (
 
 func mustBuiltin(t testing.TB) *Set {
 	t.Helper()
-	builtinOnce.Do(func() { builtinSet, builtinErr = Builtin() })
+	// Every rule runs here, opt-in ones included: their examples are
+	// checked like any other rule's.
+	builtinOnce.Do(func() {
+		builtinSet, builtinErr = Builtin()
+		if builtinErr == nil {
+			builtinSet.off = map[*Rule]bool{}
+		}
+	})
 	if builtinErr != nil {
 		t.Fatalf("Builtin: %v", builtinErr)
 	}
@@ -237,5 +244,66 @@ func TestHitClipsLongLinesOnRuneBoundaries(t *testing.T) {
 				t.Errorf("pad %d: anchor is %d bytes, want at most 120", pad, len(h.Anchor))
 			}
 		}
+	}
+}
+
+func TestOptInAndConfigure(t *testing.T) {
+	pack := []byte(`pack: t
+rules:
+  - id: t.loud
+    profile: code_reviewer
+    category: correctness
+    severity: low
+    confidence: 0.5
+    title: loud
+    message: m
+    impact: i
+    suggestion: s
+    opt_in: true
+    pattern: 'LOUD'
+    positive: [{path: a.go, code: "LOUD\n"}]
+    negative: [{path: a.go, code: "quiet\n"}]
+  - id: t.quiet
+    profile: code_reviewer
+    category: correctness
+    severity: low
+    confidence: 0.5
+    title: quiet
+    message: m
+    impact: i
+    suggestion: s
+    pattern: 'QUIET'
+    positive: [{path: a.go, code: "QUIET\n"}]
+    negative: [{path: a.go, code: "loud\n"}]
+`)
+	ids := func(s *Set) []string {
+		var out []string
+		for _, h := range s.MatchFile(DiffFile("a.go", nil, []byte("LOUD QUIET\n")), nil) {
+			out = append(out, h.RuleID)
+		}
+		return out
+	}
+	s, err := LoadPacks(nil, [][]byte{pack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ids(s), ","); got != "t.quiet" {
+		t.Fatalf("default run: %q, want only t.quiet (t.loud is opt-in)", got)
+	}
+	if err := s.Configure([]string{"t.loud"}, []string{"t.quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ids(s), ","); got != "t.loud" {
+		t.Fatalf("after enable/disable: %q, want t.loud", got)
+	}
+	if err := s.Configure([]string{"t.*"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Enabled("t.quiet") || !s.Enabled("t.loud") {
+		t.Fatal("t.* did not enable both rules")
+	}
+	err = s.Configure(nil, []string{"t.typo"})
+	if err == nil || !strings.Contains(err.Error(), "rules.disable[0]") || !strings.Contains(err.Error(), "t.typo") {
+		t.Fatalf("unknown id: err = %v, want one naming rules.disable[0] and the id", err)
 	}
 }
