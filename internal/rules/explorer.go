@@ -135,14 +135,14 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 
 func addedDefs(fc *fileCtx) []def {
 	if !fc.defsDone {
-		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.addedMasked[fc.f.Added[i].No] })
+		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.maskedAdded(fc.f.Added[i].No) })
 		fc.defsDone = true
 	}
 	return fc.defs
 }
 
 func removedDefs(fc *fileCtx) []def {
-	return definitions(fc.f.Language, fc.f.Removed, func(i int) string { return fc.removedMask[i] })
+	return definitions(fc.f.Language, fc.f.Removed, func(i int) string { return fc.maskedRemoved(i) })
 }
 
 // useIndex maps every identifier in the masked content of a set of files
@@ -171,7 +171,7 @@ func newUseIndex(ctxs []*fileCtx) *useIndex {
 			continue
 		}
 		seen := map[string]bool{}
-		for i, m := range fc.masked {
+		for i, m := range fc.maskedContent() {
 			clear(seen)
 			for j := 0; j < len(m); {
 				if !isWordByte(m[j]) {
@@ -214,7 +214,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 			if fc.f == skip || fc.f.Content == nil {
 				continue
 			}
-			for i, m := range fc.masked {
+			for i, m := range fc.maskedContent() {
 				if skipAdded && x.added[fi][i+1] {
 					continue
 				}

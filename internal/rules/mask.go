@@ -4,9 +4,9 @@ import (
 	"strings"
 )
 
-// syntax describes how comments and string literals look in a language, for
+// lexSyntax describes how comments and string literals look in a language, for
 // the masker.
-type syntax struct {
+type lexSyntax struct {
 	lineComments   []string    // tokens that start a comment running to end of line
 	hashWordStart  bool        // '#' starts a comment only at line start or after whitespace/;
 	lineStartOnly  []string    // comment tokens valid only as the first non-blank text of a line
@@ -25,27 +25,27 @@ type syntax struct {
 }
 
 var (
-	syntaxCStyle = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'"}
-	syntaxGo     = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", goRaw: true}
-	syntaxJS     = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", jsTemplate: true, jsRegex: true}
-	syntaxJVM    = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", tripleQuotes: []string{`"""`}}
-	syntaxGroovy = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", tripleQuotes: []string{`"""`, `'''`}}
-	syntaxSwift  = &syntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, nestedBlock: true, quotes: "\"", tripleQuotes: []string{`"""`}}
-	syntaxPython = &syntax{lineComments: []string{"#"}, quotes: "\"'", tripleQuotes: []string{`"""`, `'''`}}
-	syntaxRuby   = &syntax{lineComments: []string{"#"}, quotes: "\"'`", rubyHeredoc: true}
-	syntaxShell  = &syntax{hashWordStart: true, quotes: "\"'", noEscapeQuote: '\'', shellHeredoc: true}
-	syntaxYAML   = &syntax{hashWordStart: true, quotes: "\"'", keepStrings: true, yamlQuoteDoubl: true}
-	syntaxDocker = &syntax{lineStartOnly: []string{"#"}}
-	syntaxProps  = &syntax{lineStartOnly: []string{"#", "!", ";"}}
-	syntaxTOML   = &syntax{lineComments: []string{"#"}, quotes: "\"'", keepStrings: true}
-	syntaxXML    = &syntax{blockComments: [][2]string{{"<!--", "-->"}}}
-	syntaxSQL    = &syntax{lineComments: []string{"--"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "'\""}
-	syntaxHCL    = &syntax{lineComments: []string{"#", "//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\""}
-	syntaxMake   = &syntax{hashWordStart: true}
-	syntaxNone   = &syntax{}
+	syntaxCStyle = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'"}
+	syntaxGo     = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", goRaw: true}
+	syntaxJS     = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", jsTemplate: true, jsRegex: true}
+	syntaxJVM    = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", tripleQuotes: []string{`"""`}}
+	syntaxGroovy = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\"'", tripleQuotes: []string{`"""`, `'''`}}
+	syntaxSwift  = &lexSyntax{lineComments: []string{"//"}, blockComments: [][2]string{{"/*", "*/"}}, nestedBlock: true, quotes: "\"", tripleQuotes: []string{`"""`}}
+	syntaxPython = &lexSyntax{lineComments: []string{"#"}, quotes: "\"'", tripleQuotes: []string{`"""`, `'''`}}
+	syntaxRuby   = &lexSyntax{lineComments: []string{"#"}, quotes: "\"'`", rubyHeredoc: true}
+	syntaxShell  = &lexSyntax{hashWordStart: true, quotes: "\"'", noEscapeQuote: '\'', shellHeredoc: true}
+	syntaxYAML   = &lexSyntax{hashWordStart: true, quotes: "\"'", keepStrings: true, yamlQuoteDoubl: true}
+	syntaxDocker = &lexSyntax{lineStartOnly: []string{"#"}}
+	syntaxProps  = &lexSyntax{lineStartOnly: []string{"#", "!", ";"}}
+	syntaxTOML   = &lexSyntax{lineComments: []string{"#"}, quotes: "\"'", keepStrings: true}
+	syntaxXML    = &lexSyntax{blockComments: [][2]string{{"<!--", "-->"}}}
+	syntaxSQL    = &lexSyntax{lineComments: []string{"--"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "'\""}
+	syntaxHCL    = &lexSyntax{lineComments: []string{"#", "//"}, blockComments: [][2]string{{"/*", "*/"}}, quotes: "\""}
+	syntaxMake   = &lexSyntax{hashWordStart: true}
+	syntaxNone   = &lexSyntax{}
 )
 
-func syntaxFor(lang string) *syntax {
+func syntaxFor(lang string) *lexSyntax {
 	switch lang {
 	case "go":
 		return syntaxGo
@@ -107,7 +107,7 @@ func isIdentByte(c byte) bool {
 	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
-func maskText(sx *syntax, s string) string {
+func maskText(sx *lexSyntax, s string) string {
 	if sx == syntaxNone {
 		return s
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -8,29 +9,95 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/secrets"
+	"github.com/diffpalhq/diffpal/internal/syntax"
 )
 
-// fileCtx caches per-file derived data (masked text) for one MatchFile call.
+// fileCtx caches per-file derived data for the rules of one file: the
+// masked text (comments and strings blanked) and, where a grammar exists,
+// the syntax tree. Both are built lazily, on the first rule whose
+// literals occur in the file, so a file no rule can match is neither
+// masked nor parsed.
 type fileCtx struct {
-	f           *File
+	f        *File
+	raw      string         // raw text for file_requires/file_unless
+	sparse   map[int]string // raw added lines when Content is nil
+	defs     []def          // definitions on added lines, once computed
+	defsDone bool
+
+	maskDone    bool
 	masked      []string       // masked Content (nil without Content)
 	addedMasked map[int]string // new line number -> masked text
 	removedMask []string       // masked removed lines, parallel to f.Removed
-	raw         string         // raw text for file_requires/file_unless
-	sparse      map[int]string // raw added lines when Content is nil
-	defs        []def          // definitions on added lines, once computed
-	defsDone    bool
+
+	treeDone bool
+	tree     *syntax.Tree // nil without a grammar, Content or cgo parse
 }
 
 func newFileCtx(f *File) *fileCtx {
 	if f.ctx != nil {
 		return f.ctx
 	}
-	fc := &fileCtx{f: f, addedMasked: map[int]string{}}
-	defer func() { f.ctx = fc }()
+	fc := &fileCtx{f: f}
+	f.ctx = fc
 	if f.Content != nil {
-		fc.masked = MaskLines(f.Language, f.Content)
 		fc.raw = strings.Join(f.Content, "\n")
+	} else {
+		fc.sparse = map[int]string{}
+		parts := make([]string, 0, len(f.Added))
+		for _, l := range f.Added {
+			fc.sparse[l.No] = l.Text
+			parts = append(parts, l.Text)
+		}
+		fc.raw = strings.Join(parts, "\n")
+	}
+	return fc
+}
+
+// syntaxTree parses the new file once, when it has a grammar.
+func (fc *fileCtx) syntaxTree() *syntax.Tree {
+	if fc.treeDone {
+		return fc.tree
+	}
+	fc.treeDone = true
+	g := syntax.Grammar(fc.f.Language, fc.f.Path)
+	if g == "" || fc.f.Content == nil {
+		return nil
+	}
+	t, err := syntax.Parse(context.Background(), g, []byte(fc.raw))
+	if err != nil {
+		return nil // timeout or no grammar: the lexical masker stands in
+	}
+	fc.tree = t
+	return t
+}
+
+// release frees the syntax tree; masks and definitions stay.
+func (fc *fileCtx) release() {
+	if fc.tree != nil {
+		fc.tree.Close()
+		fc.tree = nil
+		fc.treeDone = false // parsed again if a change-level rule asks
+	}
+}
+
+// ensureMask masks the file: from the syntax tree where a grammar
+// exists, else with the hand-written lexical masker.
+func (fc *fileCtx) ensureMask() {
+	if fc.maskDone {
+		return
+	}
+	fc.maskDone = true
+	f := fc.f
+	fc.addedMasked = map[int]string{}
+	if f.Content != nil {
+		if t := fc.syntaxTree(); t != nil {
+			if m := t.MaskLines(); len(m) == len(f.Content) {
+				fc.masked = m
+			}
+		}
+		if fc.masked == nil {
+			fc.masked = MaskLines(f.Language, f.Content)
+		}
 	}
 	// Added lines: take the masked Content line when it is the same line;
 	// otherwise mask runs of consecutive added lines together.
@@ -61,15 +128,6 @@ func newFileCtx(f *File) *fileCtx {
 		run = append(run, l)
 	}
 	flush()
-	if f.Content == nil {
-		fc.sparse = map[int]string{}
-		parts := make([]string, 0, len(f.Added))
-		for _, l := range f.Added {
-			fc.sparse[l.No] = l.Text
-			parts = append(parts, l.Text)
-		}
-		fc.raw = strings.Join(parts, "\n")
-	}
 	if len(f.Removed) > 0 {
 		texts := make([]string, len(f.Removed))
 		for i, l := range f.Removed {
@@ -77,8 +135,16 @@ func newFileCtx(f *File) *fileCtx {
 		}
 		fc.removedMask = MaskLines(f.Language, texts)
 	}
-	return fc
 }
+
+// maskedContent is the masked new file (nil without Content).
+func (fc *fileCtx) maskedContent() []string { fc.ensureMask(); return fc.masked }
+
+// maskedAdded is the masked text of added line no.
+func (fc *fileCtx) maskedAdded(no int) string { fc.ensureMask(); return fc.addedMasked[no] }
+
+// maskedRemoved is the masked text of the i-th removed line.
+func (fc *fileCtx) maskedRemoved(i int) string { fc.ensureMask(); return fc.removedMask[i] }
 
 // line returns the raw and masked text of new-side line n ("" when unknown).
 func (fc *fileCtx) line(n int, maskedWanted bool) (string, bool) {
@@ -87,11 +153,12 @@ func (fc *fileCtx) line(n int, maskedWanted bool) (string, bool) {
 			return "", false
 		}
 		if maskedWanted {
-			return fc.masked[n-1], true
+			return fc.maskedContent()[n-1], true
 		}
 		return fc.f.Content[n-1], true
 	}
 	if maskedWanted {
+		fc.ensureMask()
 		s, ok := fc.addedMasked[n]
 		return s, ok
 	}
@@ -147,6 +214,18 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		if r.c.fileUnless != nil && anyLiteral(fc.raw, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
 			continue
 		}
+		switch {
+		case r.c.query != nil:
+			// A query rule runs only on a grammar it has a query for, and
+			// the file is parsed only when the query's literals occur.
+			if r.c.query.byGrammar[syntax.Grammar(f.Language, f.Path)] == nil || !r.queryMayMatch(fc) {
+				continue
+			}
+			if t := fc.syntaxTree(); t != nil {
+				hits = append(hits, r.matchQuery(fc, t)...)
+			}
+			continue
+		}
 		switch r.Scope {
 		case "added":
 			lineRules = append(lineRules, r)
@@ -158,7 +237,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 				continue
 			}
 			for i, raw := range f.Content {
-				if h, ok := r.matchNewLine(fc, i+1, raw, fc.masked[i]); ok {
+				if h, ok := r.matchNewLine(fc, i+1, raw, fc.maskedContent()[i]); ok {
 					hits = append(hits, h)
 				}
 			}
@@ -167,31 +246,36 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		}
 	}
 	if len(lineRules) > 0 {
-		// One literal scan of each line (raw and masked) decides which
-		// rules' regexps can possibly match it.
+		// One literal scan of each line decides which rules' regexps can
+		// possibly match it. Masking only blanks text, so a literal absent
+		// from the raw line is absent from the masked one: a line (and a
+		// file) no rule can match is never masked or parsed.
 		rawBits := make([]uint64, s.lits.words)
 		maskBits := make([]uint64, s.lits.words)
 		for _, l := range f.Added {
-			masked := fc.addedMasked[l.No]
 			s.lits.scan(l.Text, rawBits)
-			if masked == l.Text {
-				copy(maskBits, rawBits) // no comment or string on the line
-			} else {
-				s.lits.scan(masked, maskBits)
-			}
+			masked, maskedOK := "", false
 			for _, r := range lineRules {
-				bits, text := maskBits, masked
-				if r.MatchIn == "raw" {
-					bits, text = rawBits, l.Text
-				}
-				if !r.c.present(bits, text) {
+				if !r.c.present(rawBits, l.Text) {
 					continue
+				}
+				if r.MatchIn != "raw" {
+					if !maskedOK {
+						masked, maskedOK = fc.maskedAdded(l.No), true
+						s.lits.scan(masked, maskBits)
+					}
+					if !r.c.present(maskBits, masked) {
+						continue
+					}
 				}
 				if h, ok := r.matchNewLine(fc, l.No, l.Text, masked); ok {
 					hits = append(hits, h)
 				}
 			}
 		}
+	}
+	if fc != nil {
+		fc.release()
 	}
 	return finishHits(s, hits)
 }
@@ -419,14 +503,14 @@ func (r *Rule) matchRemoved(fc *fileCtx) []Hit {
 	f := fc.f
 	if r.c.unlessAdded != nil {
 		for _, l := range f.Added {
-			if r.c.unlessAdded.MatchString(fc.addedMasked[l.No]) {
+			if r.c.unlessAdded.MatchString(fc.maskedAdded(l.No)) {
 				return nil
 			}
 		}
 	}
 	var hits []Hit
 	for i, l := range f.Removed {
-		m, ok := r.matchLine(l.Text, fc.removedMask[i])
+		m, ok := r.matchLine(l.Text, fc.maskedRemoved(i))
 		if !ok || r.removedWithEnclosing(f, i) {
 			continue
 		}
@@ -478,7 +562,7 @@ func (r *Rule) matchEmptiedBlocks(fc *fileCtx) []Hit {
 				continue
 			}
 			raw := f.Content[o-1]
-			h, ok := r.matchNewLine(fc, o, raw, fc.masked[o-1])
+			h, ok := r.matchNewLine(fc, o, raw, fc.maskedContent()[o-1])
 			if !ok || h.EndLine < pos {
 				continue
 			}

@@ -143,6 +143,13 @@ type Rule struct {
 	ImpactScope string   `yaml:"impact_scope,omitempty"`
 	Suggestion  string   `yaml:"suggestion"`
 
+	// Query holds tree-sitter queries by language id, run on the syntax
+	// tree over the added lines (see query.go and packs/README.md).
+	Query map[string]string `yaml:"query,omitempty"`
+	// Prefilter lists literals of which one must occur in a file for the
+	// query to run (default: derived from the query's predicates).
+	Prefilter []string `yaml:"prefilter,omitempty"`
+
 	Scope      string   `yaml:"scope,omitempty"`    // added (default), removed, file, change
 	MatchIn    string   `yaml:"match_in,omitempty"` // code (default: comments/strings masked) or raw
 	Pattern    string   `yaml:"pattern,omitempty"`
@@ -206,6 +213,7 @@ type compiled struct {
 	unlessRemWith *regexp.Regexp
 	check         checkFunc
 	changeCheck   changeCheckFunc
+	query         *queryRule
 	secretGroup   int
 	secretUnless  *regexp.Regexp
 
@@ -663,6 +671,9 @@ func compileRule(r *Rule) error {
 	if c.pattern != nil {
 		c.secretGroup = c.pattern.SubexpIndex("secret")
 	}
+	if err := compileQuery(r); err != nil {
+		return err
+	}
 	if r.Tests == "" {
 		// A security rule describes a production risk: in test code (a
 		// test that disables TLS, deserializes a fixture, hashes with MD5)
@@ -707,8 +718,8 @@ func compileRule(r *Rule) error {
 	if r.Scope == "change" && c.changeCheck == nil {
 		return ferr("check", "scope: change needs a change-level check")
 	}
-	if c.pattern == nil && c.check == nil && c.changeCheck == nil {
-		return ferr("pattern", "required (or a check)")
+	if c.pattern == nil && c.check == nil && c.changeCheck == nil && c.query == nil {
+		return ferr("pattern", "required (or a query or a check)")
 	}
 	if len(r.Positive) == 0 {
 		return ferr("positive", "at least one positive example is required")

@@ -1,0 +1,258 @@
+package rules
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/clip"
+	"github.com/diffpalhq/diffpal/internal/syntax"
+)
+
+// queryRule is the compiled form of a rule's query field: one tree-sitter
+// query per grammar, and the literals of which one must occur in a file
+// for the query to be worth a parse.
+type queryRule struct {
+	byGrammar map[string]*syntax.Query
+	lits      []string // nil: no literal could be derived, always parse
+}
+
+// grammarsOf maps a query key (a language id) to the grammars it runs on.
+func grammarsOf(lang string) []string {
+	switch lang {
+	case "typescript":
+		return []string{"typescript", "tsx"}
+	case "javascript":
+		return []string{"javascript"}
+	}
+	if g := syntax.Grammar(lang, ""); g != "" {
+		return []string{g}
+	}
+	return nil
+}
+
+// eqLit finds the string arguments of #eq? and #any-of? style predicates
+// and the literal parts of #match? regexps, for the prefilter.
+var (
+	eqLitRe    = regexp.MustCompile(`\(#eq\?\s+@[\w.-]+\s+"((?:[^"\\]|\\.)*)"\s*\)`)
+	matchLitRe = regexp.MustCompile(`\(#match\?\s+@[\w.-]+\s+"((?:[^"\\]|\\.)*)"\s*\)`)
+)
+
+// queryLiterals derives the prefilter of one query: every pattern of the
+// query needs one of its #eq?/#match? literals in the file. When some
+// pattern has none, the query has no prefilter.
+func queryLiterals(q string) []string {
+	var out []string
+	for _, m := range eqLitRe.FindAllStringSubmatch(q, -1) {
+		out = append(out, unquoteQuery(m[1]))
+	}
+	for _, m := range matchLitRe.FindAllStringSubmatch(q, -1) {
+		lits, fold := requiredLiterals(unquoteQuery(m[1]))
+		if lits == nil || fold {
+			return nil
+		}
+		out = append(out, lits...)
+	}
+	return out
+}
+
+func unquoteQuery(s string) string {
+	return strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(s)
+}
+
+// compileQuery compiles r.Query. Keys are language ids; each needs a
+// bundled grammar. A query's literals only prefilter when every top-level
+// pattern has one, which the rule author states with the prefilter
+// field otherwise.
+func compileQuery(r *Rule) error {
+	if len(r.Query) == 0 {
+		return nil
+	}
+	switch r.Scope {
+	case "added":
+	default:
+		return ferr("query", "only valid with scope: added (the default)")
+	}
+	if r.Block != nil || r.Enclosing != nil || r.Context != nil || r.Entropy != nil || r.Check != "" {
+		return ferr("query", "cannot be combined with block, enclosing, context, entropy or check: the query states the structure")
+	}
+	qr := &queryRule{byGrammar: map[string]*syntax.Query{}}
+	keys := make([]string, 0, len(r.Query))
+	for k := range r.Query {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	allLits := true
+	for _, lang := range keys {
+		src := r.Query[lang]
+		gs := grammarsOf(lang)
+		if len(gs) == 0 {
+			return ferr("query."+lang, "no grammar for language %q (grammars: go, python, javascript, typescript, java, kotlin, ruby, php, csharp, shell, dockerfile, yaml, hcl)", lang)
+		}
+		if !strings.Contains(src, "@match") {
+			return ferr("query."+lang, "needs a @match capture: the node the finding is about")
+		}
+		for _, g := range gs {
+			q, err := syntax.CompileQuery(g, src)
+			if err != nil {
+				return ferr("query."+lang, "%v", err)
+			}
+			qr.byGrammar[g] = q
+		}
+		lits := queryLiterals(src)
+		if lits == nil {
+			allLits = false
+		}
+		qr.lits = append(qr.lits, lits...)
+	}
+	if !allLits {
+		qr.lits = nil
+	}
+	if len(r.Prefilter) > 0 {
+		qr.lits = append([]string(nil), r.Prefilter...)
+	}
+	r.c.query = qr
+	return nil
+}
+
+// matchQuery runs a query rule over the added lines of a parsed file.
+// A match is reported when its @match node contains an added line, once
+// per node, at the first and last added lines inside it: a multi-line
+// statement is one finding, wherever in it the change is.
+func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
+	q := r.c.query.byGrammar[t.Grammar]
+	if q == nil {
+		return nil
+	}
+	f := fc.f
+	added := make(map[int]bool, len(f.Added))
+	for _, l := range f.Added {
+		added[l.No] = true
+	}
+	var hits []Hit
+	seen := map[int]bool{}
+	for _, run := range addedRuns(f.Added) {
+		for _, m := range t.Matches(q, run[0], run[1]) {
+			n, ok := m.Get("match")
+			if !ok || seen[n.StartByte()] {
+				continue
+			}
+			first, last := 0, 0
+			for l := n.StartLine(); l <= n.EndLine(); l++ {
+				if added[l] {
+					if first == 0 {
+						first = l
+					}
+					last = l
+				}
+			}
+			if first == 0 {
+				continue
+			}
+			seen[n.StartByte()] = true
+			if h, ok := r.queryHit(fc, m, n, first, last); ok {
+				hits = append(hits, h)
+			}
+		}
+	}
+	return hits
+}
+
+// addedRuns groups added line numbers into [from, to] runs.
+func addedRuns(lines []Line) [][2]int {
+	var out [][2]int
+	for _, l := range lines {
+		if n := len(out); n > 0 && out[n-1][1]+1 >= l.No {
+			if l.No > out[n-1][1] {
+				out[n-1][1] = l.No
+			}
+			continue
+		}
+		out = append(out, [2]int{l.No, l.No})
+	}
+	return out
+}
+
+// queryHit applies the rule's text filters to a matched node and builds
+// the hit: pattern/not_pattern on the node's text (masked unless
+// match_in: raw), unless/require on its raw text, require_code on the
+// masked text.
+func (r *Rule) queryHit(fc *fileCtx, m syntax.Match, n syntax.Node, first, last int) (Hit, bool) {
+	raw := n.Text()
+	masked := raw
+	if mc := fc.maskedContent(); mc != nil {
+		masked = maskedSpan(fc, mc, n)
+	}
+	text := masked
+	if r.MatchIn == "raw" {
+		text = raw
+	}
+	c := r.c
+	if c.pattern != nil && !c.pattern.MatchString(text) {
+		return Hit{}, false
+	}
+	if c.notPattern != nil && c.notPattern.MatchString(text) {
+		return Hit{}, false
+	}
+	for _, re := range c.unless {
+		if re.MatchString(raw) {
+			return Hit{}, false
+		}
+	}
+	for _, re := range c.require {
+		if !re.MatchString(raw) {
+			return Hit{}, false
+		}
+	}
+	for _, re := range c.requireCode {
+		if !re.MatchString(masked) {
+			return Hit{}, false
+		}
+	}
+	line, _ := fc.line(first, false)
+	anchor := firstLine(raw)
+	col := strings.Index(line, anchor)
+	var idx []int
+	if col >= 0 && n.StartLine() == first {
+		idx = []int{col, col + len(anchor)}
+	}
+	h := r.newHit(fc.f.Path, first, last, line, idx)
+	if idx == nil {
+		if a := clip.Text(Redact(anchor), 120); a != "" {
+			h.Anchor = a
+		}
+	}
+	return h, true
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
+// maskedSpan is the masked text of node n (lines of mc, 1-based).
+func maskedSpan(fc *fileCtx, mc []string, n syntax.Node) string {
+	sl, el := n.StartLine(), n.EndLine()
+	if sl < 1 || el > len(mc) {
+		return n.Text()
+	}
+	t := fc.syntaxTree()
+	if t == nil {
+		return n.Text()
+	}
+	lineStart := t.LineStart(sl)
+	joined := strings.Join(mc[sl-1:el], "\n")
+	a := n.StartByte() - lineStart
+	b := a + (n.EndByte() - n.StartByte())
+	if a < 0 || b > len(joined) || a > b {
+		return n.Text()
+	}
+	return joined[a:b]
+}
+
+// queryMayMatch is the file-level prefilter of a query rule.
+func (r *Rule) queryMayMatch(fc *fileCtx) bool {
+	return anyLiteral(fc.raw, r.c.query.lits, false)
+}

@@ -1,0 +1,129 @@
+//go:build cgo
+
+package syntax
+
+import "strings"
+
+// Grammar names the grammar for a diffpal language id and path, or ""
+// when none is bundled: .tsx files take the TSX grammar.
+func Grammar(lang, path string) string {
+	if lang == "typescript" && (strings.HasSuffix(path, ".tsx") || strings.HasSuffix(path, ".TSX")) {
+		return "tsx"
+	}
+	if lang == "javascript" && strings.HasSuffix(strings.ToLower(path), ".jsx") {
+		return "javascript" // the JavaScript grammar parses JSX
+	}
+	if _, ok := grammars[lang]; ok {
+		return lang
+	}
+	return ""
+}
+
+// Available reports whether this build parses with tree-sitter.
+func Available() bool { return true }
+
+// interpolation node types: code inside a string, masked as code.
+var interpolations = map[string]bool{
+	"template_substitution":   true, // JS/TS `${x}`
+	"interpolation":           true, // Python f"{x}", Ruby "#{x}", C#
+	"interpolated_expression": true, // Kotlin "${x}"
+	"interpolated_identifier": true, // Kotlin "$x"
+	"expansion":               true, // shell "${x}"
+	"simple_expansion":        true, // shell "$x"
+	"command_substitution":    true, // shell "$(x)"
+	"template_interpolation":  true, // HCL "${x}"
+	"variable_name":           false,
+}
+
+// stringTypes are the node types whose text is a string literal.
+var stringTypes = map[string]bool{
+	"string": true, "string_literal": true, "interpreted_string_literal": true,
+	"raw_string_literal": true, "rune_literal": true, "template_string": true,
+	"raw_string": true, "heredoc_body": true, "text_block": true,
+	"verbatim_string_literal": true, "interpolated_string_expression": true,
+	"encapsed_string": true, "character_literal": true, "string_lit": true,
+	"heredoc_template": true, "char_literal": true, "nowdoc_body": true,
+	"interpolated_verbatim_string_text": true, "line_string_literal": true,
+	"multi_line_string_literal": true, "regex": true,
+}
+
+// IsComment reports whether a node type is a comment.
+func IsComment(typ string) bool { return strings.Contains(typ, "comment") }
+
+// IsString reports whether a node type is a string literal.
+func IsString(typ string) bool { return stringTypes[typ] }
+
+// Mask returns the source with comments and the contents of string
+// literals replaced by spaces, keeping every newline, every column and
+// the string delimiters (so `x == ""` still reads as code). Code inside
+// a string (`${x}`, f"{x}", "#{x}") stays. YAML strings are kept: in
+// YAML they are the data the rules read.
+func (t *Tree) Mask() []byte {
+	out := append([]byte(nil), t.src...)
+	blank := func(a, b int) {
+		for i := a; i < b && i < len(out); i++ {
+			if out[i] != '\n' && out[i] != '\r' {
+				out[i] = ' '
+			}
+		}
+	}
+	keepStrings := t.Grammar == "yaml" || t.Grammar == "dockerfile"
+	var maskString func(n Node)
+	maskString = func(n Node) {
+		// Keep the delimiters: anonymous first and last children (",
+		// string_start/string_end tokens), else one byte each side.
+		a, b := n.StartByte(), n.EndByte()
+		cnt := n.ChildCount()
+		lo, hi := a+1, b-1
+		if cnt > 0 {
+			if f := n.Child(0); !f.IsNamed() || f.Type() == "string_start" {
+				lo = f.EndByte()
+			}
+			if l := n.Child(cnt - 1); cnt > 1 && (!l.IsNamed() || l.Type() == "string_end") {
+				hi = l.StartByte()
+			}
+		}
+		if n.Type() == "heredoc_body" || n.Type() == "nowdoc_body" {
+			lo, hi = a, b
+		}
+		if hi <= lo {
+			return
+		}
+		// Blank [lo,hi) except interpolations, which are code.
+		pos := lo
+		for i := 0; i < cnt; i++ {
+			c := n.Child(i)
+			if !interpolations[c.Type()] {
+				continue
+			}
+			if c.StartByte() > pos {
+				blank(pos, c.StartByte())
+			}
+			c.Walk(func(x Node) bool { return visit(x, blank, maskString, keepStrings) })
+			pos = c.EndByte()
+		}
+		if pos < hi {
+			blank(pos, hi)
+		}
+	}
+	t.Root().Walk(func(n Node) bool { return visit(n, blank, maskString, keepStrings) })
+	return out
+}
+
+func visit(n Node, blank func(a, b int), maskString func(Node), keepStrings bool) bool {
+	typ := n.Type()
+	if IsComment(typ) {
+		blank(n.StartByte(), n.EndByte())
+		return false
+	}
+	if IsString(typ) && !keepStrings {
+		maskString(n)
+		return false
+	}
+	return true
+}
+
+// MaskLines is Mask split into lines (as many as the source has).
+func (t *Tree) MaskLines() []string {
+	return strings.Split(string(t.Mask()), "\n")
+}

@@ -1,0 +1,81 @@
+package syntax
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, grammar, src string) *Tree {
+	t.Helper()
+	tr, err := Parse(context.Background(), grammar, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	return tr
+}
+
+func TestMaskKeepsCodeAndColumns(t *testing.T) {
+	cases := []struct{ grammar, src, want string }{
+		{"go", "x := \"a // b\" // c\ny := `raw\nq`\n", "x := \"      \"     \ny := `   \n `\n"},
+		{"python", "q = f\"SELECT {t} x\"  # c\n\"\"\"doc\nmore\"\"\"\n", "q = f\"       {t}  \"     \n\"\"\"   \n    \"\"\"\n"},
+		{"javascript", "a = `x ${b + 'c'} y` /* z */\n", "a = `  ${b + ' '}  `        \n"},
+		{"ruby", "s = \"x #{y} z\" # c\n", "s = \"  #{y}  \"    \n"},
+		{"shell", "echo \"$X and $(id) x\" # c\n", "echo \"$X     $(id)  \"    \n"},
+		{"yaml", "k: \"v\" # c\n", "k: \"v\"    \n"},
+	}
+	for _, c := range cases {
+		got := string(mustParse(t, c.grammar, c.src).Mask())
+		if got != c.want {
+			t.Errorf("%s: Mask(%q)\n got %q\nwant %q", c.grammar, c.src, got, c.want)
+		}
+		if len(got) != len(c.src) || strings.Count(got, "\n") != strings.Count(c.src, "\n") {
+			t.Errorf("%s: mask changed the length or the lines", c.grammar)
+		}
+	}
+}
+
+func TestQueryOverChangedLines(t *testing.T) {
+	src := "import os\n\ndef f(x):\n    os.system(\n        'ls ' + x)\n\nos.system('ok')\n"
+	tr := mustParse(t, "python", src)
+	q, err := CompileQuery("python", `(call function: (attribute object: (identifier) @o attribute: (identifier) @m) (#eq? @o "os") (#eq? @m "system")) @match`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := tr.Matches(q, 0, 0)
+	if len(all) != 2 {
+		t.Fatalf("whole file: %d matches, want 2", len(all))
+	}
+	// Only line 5 changed: the multi-line call on lines 4-5 is one match.
+	ms := tr.Matches(q, 5, 5)
+	if len(ms) != 1 {
+		t.Fatalf("line 5: %d matches, want 1", len(ms))
+	}
+	n, _ := ms[0].Get("match")
+	if n.StartLine() != 4 || n.EndLine() != 5 {
+		t.Fatalf("match spans %d-%d, want 4-5", n.StartLine(), n.EndLine())
+	}
+	if _, err := CompileQuery("python", "(no_such_node) @x"); err == nil {
+		t.Fatal("a query naming an unknown node type compiled")
+	}
+	if _, err := CompileQuery("cobol", "(x)"); err == nil {
+		t.Fatal("an unknown grammar compiled")
+	}
+}
+
+func TestGrammar(t *testing.T) {
+	for _, c := range [][3]string{{"typescript", "a/b.tsx", "tsx"}, {"typescript", "a.ts", "typescript"}, {"go", "x.go", "go"}, {"swift", "x.swift", ""}} {
+		if got := Grammar(c[0], c[1]); got != c[2] {
+			t.Errorf("Grammar(%s,%s) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+func TestParseGarbageIsBounded(t *testing.T) {
+	// Hostile input: the parser recovers (ERROR nodes), it never fails.
+	tr := mustParse(t, "javascript", strings.Repeat("((((({{{[[[`${", 2000))
+	if !tr.Root().HasError() {
+		t.Fatal("garbage parsed without an error node")
+	}
+}
