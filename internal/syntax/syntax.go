@@ -393,3 +393,12 @@ func (t *Tree) Matches(q *Query, from, to int) []Match {
 // compatible reports whether a query compiled for grammar a may run on
 // a tree of grammar b; only the same grammar may (node ids differ).
 func compatible(a, b string) bool { return a == b }
+
+// SExpr is the node's S-expression (named nodes with field names), the
+// shape a query is written against: `diffpal-dev` and tests print it.
+func (n Node) SExpr() string {
+	if n.n == nil {
+		return ""
+	}
+	return n.n.String()
+}
