@@ -52,6 +52,9 @@ type Hit struct {
 	Source                    string // evidence source: changed_line or nearby_context
 	Snippet                   string // matched line text, trimmed, secrets redacted
 	Anchor                    string // short description of what matched
+	// SupportStart..SupportEnd (new-side lines), when set, is where the
+	// value reaching the sink was built: the finding's supporting_span.
+	SupportStart, SupportEnd int
 }
 
 // Valid profile ids.
