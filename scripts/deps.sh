@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system tools diffpal's tests and benchmarks need (jq for the
-# seed's consumer examples, GNU time for peak-memory figures). Go modules
+# seed's consumer examples, GNU time for peak-memory figures, a C compiler
+# for the tree-sitter grammars diffpal is built with through cgo). Go modules
 # come through `go` itself. Safe to run repeatedly: it installs only what is
 # missing.
 set -euo pipefail
@@ -9,6 +10,7 @@ need=()
 command -v jq >/dev/null 2>&1 || need+=(jq)
 [ -x /usr/bin/time ] || need+=(time)
 command -v git >/dev/null 2>&1 || need+=(git)
+command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need+=(gcc)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=""

@@ -141,10 +141,15 @@ type Candidate struct {
 	// OldLine, when set, is the removed line the candidate is about (the
 	// finding then sits on the LEFT side unless StartLine is a changed
 	// line of the new side).
-	OldLine int    `json:"old_line,omitempty"`
-	Source  string `json:"source"`
-	Snippet string `json:"snippet"`
-	Anchor  string `json:"anchor"`
+	OldLine int `json:"old_line,omitempty"`
+	// SupportStart..SupportEnd, when set, are new-side lines that support
+	// the finding: where the value reaching a sink was built (the
+	// finding's supporting_span).
+	SupportStart int    `json:"support_start,omitempty"`
+	SupportEnd   int    `json:"support_end,omitempty"`
+	Source       string `json:"source"`
+	Snippet      string `json:"snippet"`
+	Anchor       string `json:"anchor"`
 	// RuleProfile is the profile whose checklist produced the candidate.
 	RuleProfile string `json:"rule_profile"`
 	// EvidenceRefs are the packet refs the provider cites; refs not in the

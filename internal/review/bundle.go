@@ -102,6 +102,9 @@ func (e *engine) finding(g *group, red func(string) string) findings.Finding {
 	if c.side == "LEFT" {
 		f.ChangedSpan.Side = "LEFT"
 	}
+	if c.SupportStart > 0 && c.SupportEnd >= c.SupportStart {
+		f.SupportingSpan = &findings.Span{Path: c.Path, StartLine: c.SupportStart, EndLine: c.SupportEnd}
+	}
 	return f
 }
 
