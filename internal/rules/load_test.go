@@ -94,9 +94,9 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadDuplicateID(t *testing.T) {
-	dup := strings.Replace(validRule, "custom.no-sleep", "sec.aws-access-key", 1)
+	dup := strings.Replace(validRule, "custom.no-sleep", "correctness.conflict-marker", 1)
 	_, err := Load([]byte(dup))
-	if err == nil || !strings.Contains(err.Error(), "duplicate rule id") || !strings.Contains(err.Error(), "sec.aws-access-key") {
+	if err == nil || !strings.Contains(err.Error(), "duplicate rule id") || !strings.Contains(err.Error(), "correctness.conflict-marker") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = Load([]byte(validRule), []byte(validRule))

@@ -197,6 +197,9 @@ type Rule struct {
 	Negative []Example `yaml:"negative"`
 
 	Pack string `yaml:"-"` // name of the pack the rule came from
+	// Declared is the pack's severity when the measured precision capped
+	// it (see gateSeverity); "" when Severity is the pack's own.
+	Declared string `yaml:"-"`
 
 	c *compiled
 }
@@ -298,6 +301,9 @@ func LoadNamed(names []string, packs [][]byte) (*Set, error) {
 		if err := s.add("builtin:"+n, bp[n]); err != nil {
 			return nil, err
 		}
+	}
+	if err := gateSeverity(s.rules); err != nil {
+		return nil, err
 	}
 	for i, p := range packs {
 		label := fmt.Sprintf("user pack #%d", i+1)

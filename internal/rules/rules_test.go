@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -305,5 +306,44 @@ rules:
 	err = s.Configure(nil, []string{"t.typo"})
 	if err == nil || !strings.Contains(err.Error(), "rules.disable[0]") || !strings.Contains(err.Error(), "t.typo") {
 		t.Fatalf("unknown id: err = %v, want one naming rules.disable[0] and the id", err)
+	}
+}
+
+func TestSeverityGatedByPrecision(t *testing.T) {
+	prec, err := Precision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mustBuiltin(t).Rules() {
+		if (r.Severity == "high" || r.Severity == "critical") && !MayBlock(prec[r.ID]) {
+			m, _ := GatingMeasure(prec[r.ID])
+			t.Errorf("%s emits %s with measured precision %.2f (%s, %d judged): needs %.1f", r.ID, r.Severity, m.Precision(), m.Corpus, m.Judged(), MinBlockingPrecision)
+		}
+	}
+	// A measured rule regains the pack's severity; an imprecise one is capped.
+	rs := []*Rule{{ID: "x.precise", Severity: "high"}, {ID: "x.noisy", Severity: "critical"}, {ID: "x.low", Severity: "low"}}
+	old := precisionTSV
+	defer func() { precisionTSV = old }()
+	precisionTSV = FormatPrecision([]Measure{{RuleID: "x.precise", Corpus: "real", Findings: 10, True: 9, False: 1}, {RuleID: "x.noisy", Corpus: "real", Findings: 10, True: 8, Debatable: 2}})
+	if err := gateSeverity(rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Severity != "high" || rs[1].Severity != "medium" || rs[1].Declared != "critical" || rs[2].Severity != "low" {
+		t.Fatalf("gated: %+v %+v %+v", *rs[0], *rs[1], *rs[2])
+	}
+}
+
+func TestRulesDocUpToDate(t *testing.T) {
+	prec, err := Precision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RulesDoc(mustBuiltin(t), prec, SecretDocRules())
+	got, err := os.ReadFile("../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("docs/rules.md is stale: run `go run ./bench/rulesdoc` from the project root")
 	}
 }
