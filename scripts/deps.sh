@@ -6,9 +6,13 @@
 # missing.
 set -euo pipefail
 
+#   scripts/deps.sh          # everything the tests and benchmarks need
+#   scripts/deps.sh build    # only what building and running diffpal needs
 need=()
-command -v jq >/dev/null 2>&1 || need+=(jq)
-[ -x /usr/bin/time ] || need+=(time)
+if [ "${1:-}" != build ]; then
+  command -v jq >/dev/null 2>&1 || need+=(jq)
+  [ -x /usr/bin/time ] || need+=(time)
+fi
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need+=(gcc)
 [ ${#need[@]} -eq 0 ] && exit 0
