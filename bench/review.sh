@@ -5,6 +5,7 @@
 #
 #   bash bench/review.sh                  # 2000 files, 200000 added lines
 #   FILES=4000 LINES=400000 bash bench/review.sh
+#   BASELINE_REV=646a6ef bash bench/review.sh   # also time diffpal built at that commit
 #
 # It builds diffpal, installs gitleaks (pinned) into bench/.out with
 # `go install`, generates the repository with bench/genrepo (deterministic),
@@ -27,6 +28,13 @@ go build -o "$OUT/diffpal" ./cmd/diffpal
 # (a go-installed gitleaks does not know its own version; ask the binary's build info)
 if ! go version -m "$OUT/gitleaks" 2>/dev/null | grep -q "gitleaks/v8.*$GITLEAKS_VERSION"; then
 	GOBIN="$PWD/$OUT" go install "github.com/zricethezav/gitleaks/v8@$GITLEAKS_VERSION"
+fi
+# An older diffpal, built from git archive of BASELINE_REV, is timed in the
+# same run so a change's cost is a ratio on the same machine and load.
+if [[ -n ${BASELINE_REV:-} ]]; then
+	rm -rf "$OUT/baseline-src" && mkdir -p "$OUT/baseline-src"
+	git archive "$BASELINE_REV" | tar -x -C "$OUT/baseline-src"
+	(cd "$OUT/baseline-src" && go build -o ../diffpal-baseline ./cmd/diffpal)
 fi
 REPO=$OUT/repo-$FILES-$LINES
 if [[ ! -d $REPO/.git ]]; then
@@ -66,6 +74,9 @@ measure() {
 echo "measuring ($RUNS runs each) on $CHANGED files, $ADDED added lines" >&2
 read -r t_git m_git < <(measure "git diff" git -C "$REPO" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
 read -r t_dp m_dp < <(measure "diffpal review" "$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never)
+if [[ -n ${BASELINE_REV:-} ]]; then
+	read -r t_base m_base < <(measure "diffpal baseline" "$OUT/diffpal-baseline" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-baseline" --color never)
+fi
 read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --exit-code 0 --log-opts="$BASE..$HEAD" --report-format json --report-path "$OUT/gitleaks-report.json" "$REPO")
 FINDINGS=$({ "$OUT/diffpal" gate --block-on low "$OUT/review-out/findings.json" 2>&1 || true; } | sed -n 's/.*findings=\([0-9]*\).*/\1/p')
 LEAKS=$({ "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path - "$REPO" 2>/dev/null || true; } | grep -c '"RuleID"' || true)
@@ -78,3 +89,8 @@ cat <<TABLE
 | | diffpal review ($FINDINGS findings) | $t_dp | $m_dp | $(ratio "$t_dp" "$t_git") | $(ratio "$t_dp" "$t_gl") |
 | | gitleaks $GITLEAKS_VERSION git ($LEAKS leaks) | $t_gl | $m_gl | $(ratio "$t_gl" "$t_git") | 1.00 |
 TABLE
+if [[ -n ${BASELINE_REV:-} ]]; then
+	echo "| | diffpal at $BASELINE_REV (baseline) | $t_base | $m_base | $(ratio "$t_base" "$t_git") | $(ratio "$t_base" "$t_gl") |"
+	echo
+	echo "diffpal review now vs at $BASELINE_REV: $(ratio "$t_dp" "$t_base")x the time"
+fi
