@@ -145,7 +145,7 @@ func scoreMain(args []string) error {
 	// only on expected negatives a false one (others are not scored); the
 	// table feeds the precision that gates severity (bench/rulesdoc).
 	onPos, onNeg := map[*finding]bool{}, map[*finding]bool{}
-	inFile := map[string]bool{}            // suite|path|subject with any item (or suite|dir)
+	inFile := map[string]bool{} // suite|path|subject with any item (or suite|dir)
 	for i := range items {
 		it := &items[i]
 		if !claimed[it.Subject] {
