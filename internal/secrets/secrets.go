@@ -3,7 +3,10 @@
 // context --packet`), findings and their notes, summary.md, SARIF,
 // qa-session.json, logs and error messages — goes through it.
 //
-// It finds, modelled on gitleaks' rule set:
+// It finds everything gitleaks' default rules find (gitleaks.go: the
+// library's detector with its keywords, entropy thresholds and allowlists,
+// run around the lines that hold a keyword), and besides, in shapes
+// gitleaks leaves alone or that outputs cut apart:
 //   - provider-format credentials (AWS, GitHub, GitLab, Slack, Stripe,
 //     Google, OpenAI, Anthropic, npm, PyPI, SendGrid, Twilio, Azure,
 //     Heroku, Shopify, Datadog, JWT and more; see formats.go);
@@ -120,6 +123,7 @@ func (r *Redactor) Find(s string) []Span {
 	f.urls()
 	f.assignments()
 	f.lineRules()
+	f.gitleaks()
 	if r != nil && r.known != nil {
 		r.known.find(f)
 	}

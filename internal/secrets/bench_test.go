@@ -1,0 +1,62 @@
+package secrets
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	st "github.com/diffpalhq/diffpal/internal/secrets/secretstest"
+)
+
+// mixedText is what Redact sees in a review: diff hunks of code and
+// configuration, finding notes, prose, JSON, with a few secrets.
+func mixedText() string {
+	var sb strings.Builder
+	for i := range 2000 {
+		switch i % 10 {
+		case 0:
+			fmt.Fprintf(&sb, "@@ -%d,7 +%d,9 @@ func handler%d(w http.ResponseWriter, r *http.Request) {\n", i, i, i)
+		case 1:
+			fmt.Fprintf(&sb, "+\tresult, err := client.Fetch(ctx, key%d, token.Value) // see https://example.com/api/v%d\n", i, i%3)
+		case 2:
+			fmt.Fprintf(&sb, "+\tcfg := map[string]any{\"name\": \"svc-%d\", \"retries\": %d, \"password\": os.Getenv(\"PW\")}\n", i, i%7)
+		case 3:
+			fmt.Fprintf(&sb, "  {\"rule_id\": \"sec.tls-insecure-skip-verify\", \"path\": \"internal/api/client%d.go\", \"start_line\": %d, \"severity\": \"high\"},\n", i, i)
+		case 4:
+			fmt.Fprintf(&sb, "The access token is read from the environment; the API key rotates every %d days.\n", i%90)
+		case 5:
+			fmt.Fprintf(&sb, "+DATABASE_URL=postgres://app@db:5432/app_%d\n", i)
+		case 6:
+			fmt.Fprintf(&sb, "-\tif err := s.store.Put(ctx, fmt.Sprintf(\"item/%%d\", id), data); err != nil {\n")
+		case 7:
+			fmt.Fprintf(&sb, "+    - name: build-%d\n+      run: go test ./...\n", i)
+		case 8:
+			if i%200 == 8 {
+				fmt.Fprintf(&sb, "+const webhookToken = \"ghp_%s\"\n", st.Gen(fmt.Sprint("bench", i), st.Alnum, 36))
+			} else {
+				fmt.Fprintf(&sb, "+\treturn fmt.Errorf(\"decode response %d: %%w\", err)\n", i)
+			}
+		default:
+			fmt.Fprintf(&sb, "  summary: %d findings (HIGH %d), reviewed in %d ms\n", i, i%5, i*3)
+		}
+	}
+	return sb.String()
+}
+
+// BenchmarkRedact is Redact over a realistic mixed output text (~180 KB).
+func BenchmarkRedact(b *testing.B) {
+	text := mixedText()
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for range b.N {
+		Redact(text)
+	}
+}
+
+// BenchmarkRedactLine is Redact over one short line (a snippet, a title).
+func BenchmarkRedactLine(b *testing.B) {
+	line := "TLS certificate verification disabled for the API client"
+	for range b.N {
+		Redact(line)
+	}
+}
