@@ -54,6 +54,10 @@ func EvaluateCorpus(ctx context.Context, dir string) (*QualityReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opt-in rules are scored too: the corpus has cases for every rule.
+	if err := rulesOnly.Rules.Configure([]string{"*"}, nil); err != nil {
+		return nil, err
+	}
 	q := &QualityReport{ByLang: map[string]*LangScore{}}
 	work, err := os.MkdirTemp("", "diffpal-corpus-")
 	if err != nil {
