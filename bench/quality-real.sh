@@ -46,7 +46,7 @@ only=" $* "
 command -v jq >/dev/null || { echo "quality-real: jq is required (scripts/deps.sh installs it)" >&2; exit 2; }
 mkdir -p "$OUT/findings" "$OUT/wt" "$OUT/runs"
 
-BIN=$ROOT/bench/.out/diffpal
+BIN=${BIN:-$ROOT/bench/.out/diffpal}  # set BIN (and OUT) to run beside another run
 if [ "$reuse" = 0 ]; then
   go build -o "$BIN" ./cmd/diffpal
 fi

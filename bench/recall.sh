@@ -47,7 +47,7 @@ only=" $* "
 
 command -v jq >/dev/null || { echo "recall: jq is required (scripts/deps.sh installs it)" >&2; exit 2; }
 mkdir -p "$OUT"
-BIN=$ROOT/bench/.out/diffpal
+BIN=${BIN:-$ROOT/bench/.out/diffpal}  # set BIN (and OUT) to run beside another run
 TOOL=$ROOT/bench/.out/recall-tool
 if [ "$reuse" = 0 ]; then
   go build -o "$BIN" ./cmd/diffpal
