@@ -90,7 +90,13 @@ func EvaluateCorpus(ctx context.Context, dir string) (*QualityReport, error) {
 		for _, f := range res.Bundle.Findings {
 			hit := false
 			for k, e := range c.Expect {
-				if !matched[k] && e.RuleID == f.RuleID && e.Path == f.Path && f.StartLine <= e.Line && e.Line <= f.EndLine {
+				// A data-flow finding sits on the sink; the planted line may
+				// be where the value was built, its supporting span.
+				covers := f.StartLine <= e.Line && e.Line <= f.EndLine
+				if sp := f.SupportingSpan; sp != nil && sp.StartLine <= e.Line && e.Line <= sp.EndLine {
+					covers = true
+				}
+				if !matched[k] && e.RuleID == f.RuleID && e.Path == f.Path && covers {
 					matched[k], hit = true, true
 					break
 				}

@@ -40,7 +40,9 @@ func TestSynthesisVerifierRefutes(t *testing.T) {
 	repo.Write("main.go", "package main\n\nfunc main() {}\n")
 	repo.Commit("base")
 	repo.Git("checkout", "-q", "-b", "feature")
-	repo.Write("main.go", "package main\n\nimport (\n\t\"crypto/tls\"\n\t\"os/exec\"\n)\n\nfunc main() {\n\t_ = &tls.Config{InsecureSkipVerify: true}\n\tname := \"x\"\n\texec.Command(\"sh\", \"-c\", \"echo \"+name).Run()\n}\n")
+	// The command is built from a non-constant value (data flow: a
+	// constant would not be a finding).
+	repo.Write("main.go", "package main\n\nimport (\n\t\"crypto/tls\"\n\t\"os\"\n\t\"os/exec\"\n)\n\nfunc main() {\n\t_ = &tls.Config{InsecureSkipVerify: true}\n\tname := os.Args[1]\n\texec.Command(\"sh\", \"-c\", \"echo \"+name).Run()\n}\n")
 	repo.Commit("feature")
 	v := &rejectVerifier{word: "TLS"}
 	res, err := Run(context.Background(), Options{Change: ChangeOptions{Dir: repo.Dir}, SynthesisVerifier: v})

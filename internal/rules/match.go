@@ -218,11 +218,21 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		case r.c.query != nil:
 			// A query rule runs only on a grammar it has a query for, and
 			// the file is parsed only when the query's literals occur.
-			if r.c.query.byGrammar[syntax.Grammar(f.Language, f.Path)] == nil || !r.queryMayMatch(fc) {
+			if _, ok := r.c.query.byGrammar[syntax.Grammar(f.Language, f.Path)]; !ok || !r.queryMayMatch(fc) {
 				continue
 			}
 			if t := fc.syntaxTree(); t != nil {
 				hits = append(hits, r.matchQuery(fc, t)...)
+			}
+			continue
+		case r.c.flow != nil:
+			// A flow rule, like a query rule, parses only a file with a
+			// sink query for its grammar and the sink's literals.
+			if r.c.flow.sinks[syntax.Grammar(f.Language, f.Path)] == nil || !r.flowMayMatch(fc) {
+				continue
+			}
+			if t := fc.syntaxTree(); t != nil {
+				hits = append(hits, r.matchFlow(fc, t)...)
 			}
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Measure is a rule's measured precision on one corpus: how many findings
@@ -41,9 +42,19 @@ const MinBlockingPrecision = 0.9
 //go:embed precision.tsv
 var precisionTSV []byte
 
+var (
+	precOnce sync.Once
+	precMap  map[string][]Measure
+	precErr  error
+)
+
 // Precision is the committed measurement table (precision.tsv, written by
-// `go run ./bench/rulesdoc` from the last real-code and suite runs).
-func Precision() (map[string][]Measure, error) { return ParsePrecision(precisionTSV) }
+// `go run ./bench/rulesdoc` from the last real-code and suite runs),
+// parsed once; callers must not modify it.
+func Precision() (map[string][]Measure, error) {
+	precOnce.Do(func() { precMap, precErr = ParsePrecision(precisionTSV) })
+	return precMap, precErr
+}
 
 // ParsePrecision reads a precision table: rule_id, corpus, findings, true,
 // false, debatable, tab-separated, with a header line.
@@ -126,7 +137,11 @@ func MayBlock(ms []Measure) bool {
 // kept in Declared, so the rule regains it once measured precise enough.
 // User packs keep their severities: their authors own that decision.
 func gateSeverity(rs []*Rule) error {
-	prec, err := Precision()
+	return gateSeverityWith(rs, Precision)
+}
+
+func gateSeverityWith(rs []*Rule, table func() (map[string][]Measure, error)) error {
+	prec, err := table()
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,24 @@ import (
 // query per grammar, and the literals of which one must occur in a file
 // for the query to be worth a parse.
 type queryRule struct {
-	byGrammar map[string]*syntax.Query
-	lits      []string // nil: no literal could be derived, always parse
+	byGrammar map[string]string // grammar -> query source, compiled on first use
+	lits      []string          // nil: no literal could be derived, always parse
+}
+
+// compiled returns the query for grammar g, compiling it on first use
+// (syntax.CachedQuery): a review pays only for the grammars of the files
+// it parses. Built-in queries are compiled by the tests; user queries at
+// load, so a broken one is an error naming the rule.
+func (q *queryRule) compiled(g string) *syntax.Query {
+	src, ok := q.byGrammar[g]
+	if !ok {
+		return nil
+	}
+	c, err := syntax.CachedQuery(g, src)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // grammarsOf maps a query key (a language id) to the grammars it runs on.
@@ -64,7 +80,7 @@ func unquoteQuery(s string) string {
 // bundled grammar. A query's literals only prefilter when every top-level
 // pattern has one, which the rule author states with the prefilter
 // field otherwise.
-func compileQuery(r *Rule) error {
+func compileQuery(r *Rule, eager bool) error {
 	if len(r.Query) == 0 {
 		return nil
 	}
@@ -76,7 +92,7 @@ func compileQuery(r *Rule) error {
 	if r.Block != nil || r.Enclosing != nil || r.Context != nil || r.Entropy != nil || r.Check != "" {
 		return ferr("query", "cannot be combined with block, enclosing, context, entropy or check: the query states the structure")
 	}
-	qr := &queryRule{byGrammar: map[string]*syntax.Query{}}
+	qr := &queryRule{byGrammar: map[string]string{}}
 	keys := make([]string, 0, len(r.Query))
 	for k := range r.Query {
 		keys = append(keys, k)
@@ -93,11 +109,12 @@ func compileQuery(r *Rule) error {
 			return ferr("query."+lang, "needs a @match capture: the node the finding is about")
 		}
 		for _, g := range gs {
-			q, err := syntax.CompileQuery(g, src)
-			if err != nil {
-				return ferr("query."+lang, "%v", err)
+			if eager {
+				if _, err := syntax.CachedQuery(g, src); err != nil {
+					return ferr("query."+lang, "%v", err)
+				}
 			}
-			qr.byGrammar[g] = q
+			qr.byGrammar[g] = src
 		}
 		lits := queryLiterals(src)
 		if lits == nil {
@@ -116,11 +133,12 @@ func compileQuery(r *Rule) error {
 }
 
 // matchQuery runs a query rule over the added lines of a parsed file.
-// A match is reported when its @match node contains an added line, once
-// per node, at the first and last added lines inside it: a multi-line
-// statement is one finding, wherever in it the change is.
+// A match is reported when its @match node (or its @report node, when the
+// query captures one) contains an added line, once per node, at the first
+// and last added lines inside it: a multi-line statement is one finding,
+// wherever in it the change is.
 func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
-	q := r.c.query.byGrammar[t.Grammar]
+	q := r.c.query.compiled(t.Grammar)
 	if q == nil {
 		return nil
 	}
@@ -134,11 +152,20 @@ func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
 	for _, run := range addedRuns(f.Added) {
 		for _, m := range t.Matches(q, run[0], run[1]) {
 			n, ok := m.Get("match")
-			if !ok || seen[n.StartByte()] {
+			if !ok {
+				continue
+			}
+			// @report, when captured, is where the finding is placed (the
+			// sink inside a function whose whole text @match is filtered on).
+			at := n
+			if rn, ok := m.Get("report"); ok {
+				at = rn
+			}
+			if seen[at.StartByte()] {
 				continue
 			}
 			first, last := 0, 0
-			for l := n.StartLine(); l <= n.EndLine(); l++ {
+			for l := at.StartLine(); l <= at.EndLine(); l++ {
 				if added[l] {
 					if first == 0 {
 						first = l
@@ -149,8 +176,8 @@ func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
 			if first == 0 {
 				continue
 			}
-			seen[n.StartByte()] = true
-			if h, ok := r.queryHit(fc, m, n, first, last); ok {
+			seen[at.StartByte()] = true
+			if h, ok := r.queryHit(fc, n, at, first, last); ok {
 				hits = append(hits, h)
 			}
 		}
@@ -177,7 +204,7 @@ func addedRuns(lines []Line) [][2]int {
 // the hit: pattern/not_pattern on the node's text (masked unless
 // match_in: raw), unless/require on its raw text, require_code on the
 // masked text.
-func (r *Rule) queryHit(fc *fileCtx, m syntax.Match, n syntax.Node, first, last int) (Hit, bool) {
+func (r *Rule) queryHit(fc *fileCtx, n, at syntax.Node, first, last int) (Hit, bool) {
 	raw := n.Text()
 	masked := raw
 	if mc := fc.maskedContent(); mc != nil {
@@ -210,10 +237,10 @@ func (r *Rule) queryHit(fc *fileCtx, m syntax.Match, n syntax.Node, first, last 
 		}
 	}
 	line, _ := fc.line(first, false)
-	anchor := firstLine(raw)
+	anchor := firstLine(at.Text())
 	col := strings.Index(line, anchor)
 	var idx []int
-	if col >= 0 && n.StartLine() == first {
+	if col >= 0 && at.StartLine() == first {
 		idx = []int{col, col + len(anchor)}
 	}
 	h := r.newHit(fc.f.Path, first, last, line, idx)

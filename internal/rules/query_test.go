@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/diffpalhq/diffpal/internal/syntax"
 )
 
 func TestQueryRuleMultiLineAndMasking(t *testing.T) {
@@ -57,5 +59,53 @@ rules:
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "rule t.q") {
 			t.Errorf("%q: err = %v, want one naming rule t.q and %q", c.extra, err, c.want)
 		}
+	}
+}
+
+// The embedded packs' queries compile on first use; this compiles every
+// one, so a broken built-in query fails here, naming the rule.
+func TestBuiltinQueriesCompile(t *testing.T) {
+	n := 0
+	for _, r := range mustBuiltin(t).Rules() {
+		if r.c.query == nil {
+			continue
+		}
+		for g, src := range r.c.query.byGrammar {
+			if _, err := syntax.CachedQuery(g, src); err != nil {
+				t.Errorf("%s: query for %s: %v", r.ID, g, err)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no built-in query rules")
+	}
+}
+
+// @report places the finding on the sink while filters read the whole
+// @match (the function): a guard elsewhere in the function drops it.
+func TestQueryReportCapture(t *testing.T) {
+	data, err := os.ReadFile("testdata/query_pack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadPacks(nil, [][]byte{data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "def load(s):\n    x = 1\n    parse_xml(s)\n"
+	hits := s.MatchFile(DiffFile("a.py", nil, []byte(src)), nil)
+	if len(hits) != 1 || hits[0].RuleID != "t.xml-no-guard" || hits[0].StartLine != 3 {
+		t.Fatalf("hits = %+v, want t.xml-no-guard at line 3", hits)
+	}
+	// Only line 2 changed: the sink is not a changed line, nothing reported.
+	before := "def load(s):\n    parse_xml(s)\n"
+	after := "def load(s):\n    y = 2\n    parse_xml(s)\n"
+	if hits := s.MatchFile(DiffFile("a.py", []byte(before), []byte(after)), nil); len(hits) != 0 {
+		t.Fatalf("unchanged sink: hits = %+v", hits)
+	}
+	guarded := "def load(s):\n    disallowDoctype()\n    parse_xml(s)\n"
+	if hits := s.MatchFile(DiffFile("a.py", nil, []byte(guarded)), nil); len(hits) != 0 {
+		t.Fatalf("guarded: hits = %+v", hits)
 	}
 }

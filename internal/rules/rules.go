@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 	"github.com/goccy/go-yaml"
 )
@@ -152,6 +153,9 @@ type Rule struct {
 	// Prefilter lists literals of which one must occur in a file for the
 	// query to run (default: derived from the query's predicates).
 	Prefilter []string `yaml:"prefilter,omitempty"`
+	// Flow reports a sink whose argument is built from non-constant
+	// parts or derives from a source (see flow.go and packs/README.md).
+	Flow *Flow `yaml:"flow,omitempty"`
 
 	Scope      string   `yaml:"scope,omitempty"`    // added (default), removed, file, change
 	MatchIn    string   `yaml:"match_in,omitempty"` // code (default: comments/strings masked) or raw
@@ -220,6 +224,7 @@ type compiled struct {
 	check         checkFunc
 	changeCheck   changeCheckFunc
 	query         *queryRule
+	flow          *flowRule
 	secretGroup   int
 	secretUnless  *regexp.Regexp
 
@@ -242,7 +247,8 @@ type Set struct {
 	lits     *literalIndex
 	// off holds the rules that do not run: opt-in rules not enabled and
 	// rules a user disabled (see Configure).
-	off map[*Rule]bool
+	off    map[*Rule]bool
+	offIDs map[string]bool // disabled secret detector rules, by id
 }
 
 type pack struct {
@@ -365,7 +371,7 @@ func (s *Set) addUser(label string, data []byte) error {
 	if err := yamlsafe.Decode(label, data, &p, yamlsafe.RulePack, nil); err != nil {
 		return fmt.Errorf("rules: pack %w", err)
 	}
-	return s.addPack(label, p)
+	return s.addPack(label, p, true)
 }
 
 func (s *Set) add(label string, data []byte) error {
@@ -373,10 +379,13 @@ func (s *Set) add(label string, data []byte) error {
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		return fmt.Errorf("rules: pack %s: invalid YAML: %v", label, err)
 	}
-	return s.addPack(label, p)
+	return s.addPack(label, p, false)
 }
 
-func (s *Set) addPack(label string, p pack) error {
+// addPack compiles a pack's rules. Queries of a user pack (eager) are
+// compiled now, so a broken one is a load error naming it; the embedded
+// packs' queries compile on first use (their tests compile every one).
+func (s *Set) addPack(label string, p pack, eager bool) error {
 	name := label
 	if p.Pack != "" {
 		name = fmt.Sprintf("%s (%s)", p.Pack, label)
@@ -387,7 +396,7 @@ func (s *Set) addPack(label string, p pack) error {
 	for i := range p.Rules {
 		r := p.Rules[i]
 		r.Pack = name
-		if err := compileRule(&r); err != nil {
+		if err := compileRule(&r, eager); err != nil {
 			id := r.ID
 			if id == "" {
 				id = fmt.Sprintf("#%d", i+1)
@@ -430,7 +439,7 @@ func (s *Set) finish() error {
 }
 
 // Configure turns opt-in rules on (enable) and any rule off (disable), by
-// id; a pattern ending in ".*" names every rule with that prefix. An id
+// id; a pattern ending in "*" names every rule with that prefix. An id
 // that names no rule is an error naming the field, so a typo does not
 // silently leave a rule running.
 func (s *Set) Configure(enable, disable []string) error {
@@ -438,13 +447,25 @@ func (s *Set) Configure(enable, disable []string) error {
 		for i, id := range ids {
 			n := 0
 			for _, r := range s.rules {
-				if id == r.ID || (strings.HasSuffix(id, ".*") && strings.HasPrefix(r.ID, strings.TrimSuffix(id, "*"))) {
+				if idMatches(id, r.ID) {
 					n++
 					if on {
 						delete(s.off, r)
 					} else {
 						s.off[r] = true
 					}
+				}
+			}
+			// The secret detector's rules (secrets.<gitleaks id>) are not
+			// pack rules; the builtin provider asks Enabled for them.
+			for _, sr := range secrets.Rules() {
+				sid := "secrets." + sr.ID
+				if idMatches(id, sid) {
+					n++
+					if s.offIDs == nil {
+						s.offIDs = map[string]bool{}
+					}
+					s.offIDs[sid] = !on
 				}
 			}
 			if n == 0 {
@@ -459,10 +480,22 @@ func (s *Set) Configure(enable, disable []string) error {
 	return pick("disable", disable, false)
 }
 
-// Enabled reports whether the rule with this id runs.
+// idMatches reports whether a configured id names rule id: exactly, or
+// as a prefix ending in "*" (tests.*, secrets.github-*).
+func idMatches(pattern, id string) bool {
+	if p, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(id, p)
+	}
+	return pattern == id
+}
+
+// Enabled reports whether the rule with this id runs: a pack rule not
+// turned off, or a secret detector rule not disabled.
 func (s *Set) Enabled(id string) bool {
-	r, ok := s.byID[id]
-	return ok && !s.off[r]
+	if r, ok := s.byID[id]; ok {
+		return !s.off[r]
+	}
+	return strings.HasPrefix(id, "secrets.") && !s.offIDs[id]
 }
 
 var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*[a-z0-9]$`)
@@ -495,7 +528,7 @@ func compileRE(field, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func compileRule(r *Rule) error {
+func compileRule(r *Rule, eagerQueries bool) error {
 	c := &compiled{}
 	r.c = c
 	if r.ID == "" {
@@ -680,7 +713,10 @@ func compileRule(r *Rule) error {
 	if c.pattern != nil {
 		c.secretGroup = c.pattern.SubexpIndex("secret")
 	}
-	if err := compileQuery(r); err != nil {
+	if err := compileQuery(r, eagerQueries); err != nil {
+		return err
+	}
+	if err := compileFlow(r); err != nil {
 		return err
 	}
 	if r.Tests == "" {
@@ -727,7 +763,7 @@ func compileRule(r *Rule) error {
 	if r.Scope == "change" && c.changeCheck == nil {
 		return ferr("check", "scope: change needs a change-level check")
 	}
-	if c.pattern == nil && c.check == nil && c.changeCheck == nil && c.query == nil {
+	if c.pattern == nil && c.check == nil && c.changeCheck == nil && c.query == nil && c.flow == nil {
 		return ferr("pattern", "required (or a query or a check)")
 	}
 	if len(r.Positive) == 0 {

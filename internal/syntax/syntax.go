@@ -402,3 +402,23 @@ func (n Node) SExpr() string {
 	}
 	return n.n.String()
 }
+
+// queryCache holds compiled queries by grammar and source: compiling is
+// the costly part of a query (tens of milliseconds for a large one), a
+// compiled query is immutable, and rule sets are loaded more than once.
+var queryCache sync.Map // grammar + "\x00" + src -> *cachedQuery
+
+type cachedQuery struct {
+	once sync.Once
+	q    *Query
+	err  error
+}
+
+// CachedQuery is CompileQuery, compiled once per process for the same
+// grammar and source; callers may compile lazily, on first use.
+func CachedQuery(grammar, src string) (*Query, error) {
+	v, _ := queryCache.LoadOrStore(grammar+"\x00"+src, &cachedQuery{})
+	c := v.(*cachedQuery)
+	c.once.Do(func() { c.q, c.err = CompileQuery(grammar, src) })
+	return c.q, c.err
+}

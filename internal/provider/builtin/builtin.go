@@ -1,7 +1,8 @@
 // Package builtin is diffpal's offline, deterministic provider: the rule
 // packs of internal/rules (embedded, plus the user's) matched over the
-// changed files, comments and strings masked. It runs every rule once per
-// change and hands each profile the hits of the checklists it answers for.
+// changed files, comments and strings masked, and gitleaks' secret rules
+// over every added line (secrets.go). It runs every rule once per change
+// and hands each profile the hits of the checklists it answers for.
 // Nothing leaves the process, so nothing is redacted here; the engine
 // redacts what it writes.
 package builtin
@@ -89,7 +90,7 @@ func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) 
 			go func() {
 				defer wg.Done()
 				for i := range next {
-					per[i] = b.Rules.MatchFile(files[i], nil)
+					per[i] = append(b.Rules.MatchFile(files[i], nil), secretHits(b.Rules, files[i])...)
 				}
 			}()
 		}
@@ -110,6 +111,7 @@ func fromHit(h rules.Hit) provider.Candidate {
 		RuleID: h.RuleID, Category: h.Category, Severity: h.Severity, Confidence: h.Confidence,
 		Title: h.Title, Message: h.Message, Impact: h.Impact, Scope: h.ImpactScope, Suggestion: h.Suggestion,
 		Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, OldLine: h.OldLine,
+		SupportStart: h.SupportStart, SupportEnd: h.SupportEnd,
 		Source: h.Source, Snippet: h.Snippet, Anchor: h.Anchor, RuleProfile: h.Profile,
 	}
 }

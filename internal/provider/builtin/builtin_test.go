@@ -9,6 +9,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
+	"github.com/diffpalhq/diffpal/internal/rules"
 )
 
 func newFile(path string, lines ...string) *provider.ChangedFile {
@@ -82,8 +83,10 @@ func TestSecurityInTestCodeIsAdvisory(t *testing.T) {
 	for _, c := range res.Candidates {
 		sev[c.Path+" "+c.RuleID] = c.Severity
 	}
-	if s := sev["client.go sec.tls-insecure-skip-verify"]; s != "high" {
-		t.Errorf("production TLS finding = %q, want high (all: %v)", s, sev)
+	// (the production severity is the pack's, capped by the measured
+	// precision: rules.GateSeverity)
+	if s := sev["client.go sec.tls-insecure-skip-verify"]; s == "" || s == "low" {
+		t.Errorf("production TLS finding = %q, want its own severity (all: %v)", s, sev)
 	}
 	if s := sev["client_test.go sec.tls-insecure-skip-verify"]; s != "low" {
 		t.Errorf("test TLS finding = %q, want low (all: %v)", s, sev)
@@ -92,8 +95,9 @@ func TestSecurityInTestCodeIsAdvisory(t *testing.T) {
 	for k, s := range sev {
 		if strings.HasPrefix(k, "testdata/fixture_test.go ") {
 			found = true
-			if s != "critical" && s != "high" {
-				t.Errorf("committed secret in a test fixture = %q, want its own severity", s)
+			id := strings.TrimPrefix(k, "testdata/fixture_test.go ")
+			if want := rules.GateSeverity(id, "critical"); s != want {
+				t.Errorf("committed secret in a test fixture = %q, want its own severity %q", s, want)
 			}
 		}
 	}
