@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/syntax"
 )
@@ -81,7 +80,7 @@ func compileFlow(r *Rule) error {
 		return ferr("flow.sink", "required: a query per language with @sink and @arg or @code")
 	}
 	fr := &flowRule{sinks: map[string]*syntax.Query{}, sources: map[string]*syntax.Query{}, hasSources: len(f.Sources) > 0}
-	allLits := true
+	var sinkSrcs []string
 	for _, lang := range sortedKeys(f.Sink) {
 		src := f.Sink[lang]
 		if !strings.Contains(src, "@sink") || !(strings.Contains(src, "@arg") || strings.Contains(src, "@code")) {
@@ -90,18 +89,9 @@ func compileFlow(r *Rule) error {
 		if err := compileFlowQuery(fr.sinks, "flow.sink."+lang, lang, src); err != nil {
 			return err
 		}
-		lits := queryLiterals(src)
-		if lits == nil {
-			allLits = false
-		}
-		fr.lits = append(fr.lits, lits...)
+		sinkSrcs = append(sinkSrcs, src)
 	}
-	if !allLits {
-		fr.lits = nil
-	}
-	if len(r.Prefilter) > 0 {
-		fr.lits = append([]string(nil), r.Prefilter...)
-	}
+	fr.lits = prefilterOf(sinkSrcs, r.Prefilter)
 	for _, lang := range sortedKeys(f.Sources) {
 		src := f.Sources[lang]
 		if !strings.Contains(src, "@source") {
@@ -159,7 +149,7 @@ func compileFlowQuery(into map[string]*syntax.Query, field, lang, src string) er
 		return ferr(field, "no grammar for language %q", lang)
 	}
 	for _, g := range gs {
-		q, err := cachedQuery(g, src)
+		q, err := syntax.CachedQuery(g, src)
 		if err != nil {
 			return ferr(field, "%v", err)
 		}
@@ -168,29 +158,6 @@ func compileFlowQuery(into map[string]*syntax.Query, field, lang, src string) er
 	return nil
 }
 
-// Flow rules share their sources (a YAML anchor in the pack): a query is
-// compiled once per grammar and text, and shared (a Query is immutable).
-var (
-	flowQueryMu    sync.Mutex
-	flowQueryCache = map[[2]string]*syntax.Query{}
-)
-
-func cachedQuery(grammar, src string) (*syntax.Query, error) {
-	flowQueryMu.Lock()
-	defer flowQueryMu.Unlock()
-	k := [2]string{grammar, src}
-	if q, ok := flowQueryCache[k]; ok {
-		return q, nil
-	}
-	q, err := syntax.CompileQuery(grammar, src)
-	if err != nil {
-		return nil, err
-	}
-	if len(flowQueryCache) < 4096 {
-		flowQueryCache[k] = q
-	}
-	return q, nil
-}
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

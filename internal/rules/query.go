@@ -72,6 +72,24 @@ func queryLiterals(q string) []string {
 	return out
 }
 
+// prefilterOf is the file prefilter of a rule's queries: the literals of
+// all of them when every query has some, else nil (always parse); the
+// rule's explicit prefilter wins.
+func prefilterOf(srcs, explicit []string) []string {
+	if len(explicit) > 0 {
+		return append([]string(nil), explicit...)
+	}
+	var out []string
+	for _, src := range srcs {
+		lits := queryLiterals(src)
+		if lits == nil {
+			return nil
+		}
+		out = append(out, lits...)
+	}
+	return out
+}
+
 func unquoteQuery(s string) string {
 	return strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(s)
 }
@@ -98,7 +116,7 @@ func compileQuery(r *Rule, eager bool) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	allLits := true
+	var srcs []string
 	for _, lang := range keys {
 		src := r.Query[lang]
 		gs := grammarsOf(lang)
@@ -116,18 +134,9 @@ func compileQuery(r *Rule, eager bool) error {
 			}
 			qr.byGrammar[g] = src
 		}
-		lits := queryLiterals(src)
-		if lits == nil {
-			allLits = false
-		}
-		qr.lits = append(qr.lits, lits...)
+		srcs = append(srcs, src)
 	}
-	if !allLits {
-		qr.lits = nil
-	}
-	if len(r.Prefilter) > 0 {
-		qr.lits = append([]string(nil), r.Prefilter...)
-	}
+	qr.lits = prefilterOf(srcs, r.Prefilter)
 	r.c.query = qr
 	return nil
 }
