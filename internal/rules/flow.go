@@ -55,8 +55,8 @@ type FlowLevel struct {
 }
 
 type flowRule struct {
-	sinks      map[string]*syntax.Query // by grammar
-	sources    map[string]*syntax.Query
+	sinks      map[string]string // query source by grammar, compiled on first use
+	sources    map[string]string
 	hasSources bool
 	sanitizers []*regexp.Regexp
 	value      *regexp.Regexp
@@ -65,7 +65,7 @@ type flowRule struct {
 }
 
 // compileFlow compiles r.Flow into r.c.flow.
-func compileFlow(r *Rule) error {
+func compileFlow(r *Rule, eager bool) error {
 	f := r.Flow
 	if f == nil {
 		return nil
@@ -79,14 +79,14 @@ func compileFlow(r *Rule) error {
 	if len(f.Sink) == 0 {
 		return ferr("flow.sink", "required: a query per language with @sink and @arg or @code")
 	}
-	fr := &flowRule{sinks: map[string]*syntax.Query{}, sources: map[string]*syntax.Query{}, hasSources: len(f.Sources) > 0}
+	fr := &flowRule{sinks: map[string]string{}, sources: map[string]string{}, hasSources: len(f.Sources) > 0}
 	var sinkSrcs []string
 	for _, lang := range sortedKeys(f.Sink) {
 		src := f.Sink[lang]
 		if !strings.Contains(src, "@sink") || !(strings.Contains(src, "@arg") || strings.Contains(src, "@code")) {
 			return ferr("flow.sink."+lang, "needs a @sink capture and an @arg or @code capture")
 		}
-		if err := compileFlowQuery(fr.sinks, "flow.sink."+lang, lang, src); err != nil {
+		if err := compileFlowQuery(fr.sinks, "flow.sink."+lang, lang, src, eager); err != nil {
 			return err
 		}
 		sinkSrcs = append(sinkSrcs, src)
@@ -97,7 +97,7 @@ func compileFlow(r *Rule) error {
 		if !strings.Contains(src, "@source") {
 			return ferr("flow.sources."+lang, "needs a @source capture")
 		}
-		if err := compileFlowQuery(fr.sources, "flow.sources."+lang, lang, src); err != nil {
+		if err := compileFlowQuery(fr.sources, "flow.sources."+lang, lang, src, eager); err != nil {
 			return err
 		}
 	}
@@ -143,19 +143,35 @@ func sevRank(s string) int {
 	return -1
 }
 
-func compileFlowQuery(into map[string]*syntax.Query, field, lang, src string) error {
+func compileFlowQuery(into map[string]string, field, lang, src string, eager bool) error {
 	gs := grammarsOf(lang)
 	if len(gs) == 0 {
 		return ferr(field, "no grammar for language %q", lang)
 	}
 	for _, g := range gs {
-		q, err := syntax.CachedQuery(g, src)
-		if err != nil {
-			return ferr(field, "%v", err)
+		// Like query rules: a user pack's queries compile now, the
+		// embedded packs' on first use (TestBuiltinQueriesCompile).
+		if eager {
+			if _, err := syntax.CachedQuery(g, src); err != nil {
+				return ferr(field, "%v", err)
+			}
 		}
-		into[g] = q
+		into[g] = src
 	}
 	return nil
+}
+
+// compiledQuery is the query for grammar g of a flow rule's map, or nil.
+func compiledQuery(m map[string]string, g string) *syntax.Query {
+	src, ok := m[g]
+	if !ok {
+		return nil
+	}
+	q, err := syntax.CachedQuery(g, src)
+	if err != nil {
+		return nil
+	}
+	return q
 }
 
 
@@ -178,7 +194,7 @@ func (r *Rule) flowMayMatch(fc *fileCtx) bool {
 // with the construction as the supporting span.
 func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 	fr := r.c.flow
-	q := fr.sinks[t.Grammar]
+	q := compiledQuery(fr.sinks, t.Grammar)
 	if q == nil {
 		return nil
 	}
@@ -388,7 +404,7 @@ var (
 func (tr *tracer) inSource(n syntax.Node) bool {
 	if !tr.srcDone {
 		tr.srcDone = true
-		if q := tr.fr.sources[tr.t.Grammar]; q != nil {
+		if q := compiledQuery(tr.fr.sources, tr.t.Grammar); q != nil {
 			for _, m := range tr.t.Matches(q, 0, 0) {
 				if s, ok := m.Get("source"); ok {
 					tr.srcs = append(tr.srcs, [2]int{s.StartByte(), s.EndByte()})

@@ -228,7 +228,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		case r.c.flow != nil:
 			// A flow rule, like a query rule, parses only a file with a
 			// sink query for its grammar and the sink's literals.
-			if r.c.flow.sinks[syntax.Grammar(f.Language, f.Path)] == nil || !r.flowMayMatch(fc) {
+			if _, ok := r.c.flow.sinks[syntax.Grammar(f.Language, f.Path)]; !ok || !r.flowMayMatch(fc) {
 				continue
 			}
 			if t := fc.syntaxTree(); t != nil {

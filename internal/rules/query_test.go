@@ -77,6 +77,19 @@ func TestBuiltinQueriesCompile(t *testing.T) {
 			n++
 		}
 	}
+	for _, r := range mustBuiltin(t).Rules() {
+		if r.c.flow == nil {
+			continue
+		}
+		for _, m := range []map[string]string{r.c.flow.sinks, r.c.flow.sources} {
+			for g, src := range m {
+				if _, err := syntax.CachedQuery(g, src); err != nil {
+					t.Errorf("%s: flow query for %s: %v", r.ID, g, err)
+				}
+				n++
+			}
+		}
+	}
 	if n == 0 {
 		t.Fatal("no built-in query rules")
 	}

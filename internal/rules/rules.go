@@ -716,7 +716,7 @@ func compileRule(r *Rule, eagerQueries bool) error {
 	if err := compileQuery(r, eagerQueries); err != nil {
 		return err
 	}
-	if err := compileFlow(r); err != nil {
+	if err := compileFlow(r, eagerQueries); err != nil {
 		return err
 	}
 	if r.Tests == "" {
