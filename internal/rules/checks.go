@@ -189,24 +189,15 @@ func sourceWithoutTests(r *Rule, files []*File) []Hit {
 	return []Hit{h}
 }
 
-// changedSignatureUsed fires when a definition's signature changed (same
-// name on a removed and an added definition line, with a different
-// parameter list or results once whitespace and, for Python, annotations
-// are ignored) and the symbol is still called in other code files of the
-// same language on lines that were not updated. The finding is advisory
-// (the rule's severity, low) unless one of those calls passes a number of
-// arguments that the old signature accepted and the new one does not; then
-// it is raised to medium.
-func changedSignatureUsed(r *Rule, files []*File) []Hit {
-	ctxs := make([]*fileCtx, 0, len(files))
-	for _, f := range files {
-		if f != nil {
-			ctxs = append(ctxs, newFileCtx(f))
-		}
-	}
+// changedSignatureLexical is the signature check for the languages read
+// without a syntax tree (see changedSignatureUsed): a definition whose
+// one-line parameter list changed (whitespace ignored) and a call on an
+// unchanged line of another file of the same language that passes an
+// argument count the old definition accepted and the new one does not.
+func changedSignatureLexical(r *Rule, ctxs []*fileCtx) []Hit {
 	var hits []Hit
 	for _, fc := range ctxs {
-		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" {
+		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" || treeGrammar(fc.f) != "" || defPatterns[fc.f.Language] == nil || len(fc.f.Removed) == 0 || vendoredOrGenerated(fc.f) {
 			continue
 		}
 		old := map[string]def{}
@@ -229,34 +220,21 @@ func changedSignatureUsed(r *Rule, files []*File) []Hit {
 			if !ook || !nok || os == ns {
 				continue // unchanged, or not both on one line: unknown
 			}
-			uses := callSites(ctxs, fc.f, d.name, lang)
-			if len(uses) == 0 {
-				continue
-			}
 			oldAr, newAr := arityOf(lang, d.kind, o.name, o.text), arityOf(lang, d.kind, d.name, d.text)
 			var broken *callSite
-			for i := range uses {
-				if n := uses[i].args; n >= 0 && oldAr.accepts(n) && !newAr.accepts(n) {
-					broken = &uses[i]
+			for _, u := range callSites(ctxs, fc.f, d.name, lang) {
+				if n := u.args; n >= 0 && oldAr.accepts(n) && !newAr.accepts(n) {
+					broken = &u
 					break
 				}
+			}
+			if broken == nil {
+				continue // advisory only: the change is context, not a finding
 			}
 			raw, _ := fc.line(d.line, false)
 			h := r.newHit(fc.f.Path, d.line, d.line, raw, nil)
-			var where []string
-			for i, u := range uses {
-				if i == 3 {
-					where = append(where, fmt.Sprintf("+%d more", len(uses)-3))
-					break
-				}
-				where = append(where, fmt.Sprintf("%s:%d", u.Path, u.Line))
-			}
-			if broken != nil {
-				h.Severity = "medium"
-				h.Anchor = fmt.Sprintf("signature of %s changed; %s:%d still calls it with %d argument(s) (old arity)", d.name, broken.Path, broken.Line, broken.args)
-			} else {
-				h.Anchor = fmt.Sprintf("signature of %s changed; still used at %s", d.name, strings.Join(where, ", "))
-			}
+			h.Severity = "medium"
+			h.Anchor = fmt.Sprintf("signature of %s changed; %s:%d still calls it with %d argument(s) (old arity)", d.name, broken.Path, broken.Line, broken.args)
 			hits = append(hits, h)
 		}
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -11,6 +12,10 @@ type Symbol struct {
 	Name, Kind, Path string
 	Line             int
 	UsedIn           []Use
+	// Signature describes a structural change of the definition's
+	// parameters or results, old and new ("f(a, b) → f(a)"), read from
+	// the syntax trees; "" when it did not change or is unknown.
+	Signature string
 }
 
 // Use is one reference to a symbol.
@@ -167,11 +172,14 @@ func newUseIndex(ctxs []*fileCtx) *useIndex {
 		for _, l := range fc.f.Added {
 			x.added[fi][l.No] = true
 		}
-		if fc.f.Content == nil {
-			continue
+		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
+			continue // docs, changelogs, YAML and bundles mention names, they do not use them
 		}
 		seen := map[string]bool{}
 		for i, m := range fc.maskedContent() {
+			if fc.f.Language == "go" && packageClause.MatchString(m) {
+				continue
+			}
 			clear(seen)
 			for j := 0; j < len(m); {
 				if !isWordByte(m[j]) {
@@ -199,9 +207,11 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// usesOf finds references to name in the Content of the files other than
-// skip (masked, so comments and strings do not count), at most 50.
+// usesOf finds references to name in the Content of the code files of
+// skip's language family other than skip (masked, so comments and strings
+// do not count), at most 50.
 func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
+	fam := langFamily(skip.Language)
 	var uses []Use
 	plain := true
 	for i := 0; i < len(name); i++ {
@@ -211,7 +221,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 		// Names such as Ruby's valid? are not single words: scan.
 		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `(?:\W|$)`)
 		for fi, fc := range x.ctxs {
-			if fc.f == skip || fc.f.Content == nil {
+			if fc.f == skip || fc.f.Content == nil || langFamily(fc.f.Language) != fam || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
 				continue
 			}
 			for i, m := range fc.maskedContent() {
@@ -230,7 +240,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 	}
 	for _, p := range x.words[name] {
 		fc := x.ctxs[p.file]
-		if fc.f == skip || (skipAdded && x.added[p.file][p.line]) {
+		if fc.f == skip || (skipAdded && x.added[p.file][p.line]) || langFamily(fc.f.Language) != fam {
 			continue
 		}
 		uses = append(uses, Use{Path: fc.f.Path, Line: p.line})
@@ -252,12 +262,31 @@ func ChangedSymbols(files []*File) []Symbol {
 	}
 	var out []Symbol
 	idx := newUseIndex(ctxs)
+	sigs := map[string]Symbol{}
+	for _, s := range symbolSignatures(ctxs) {
+		sigs[fmt.Sprintf("%s:%d", s.Path, s.Line)] = s
+	}
 	for _, fc := range ctxs {
+		if vendoredOrGenerated(fc.f) {
+			continue
+		}
 		for _, d := range addedDefs(fc) {
+			k := fmt.Sprintf("%s:%d", fc.f.Path, d.line)
 			out = append(out, Symbol{
 				Name: d.name, Kind: d.kind, Path: fc.f.Path, Line: d.line,
-				UsedIn: idx.usesOf(d.name, fc.f, false),
+				UsedIn:    idx.usesOf(d.name, fc.f, false),
+				Signature: sigs[k].Signature,
 			})
+			delete(sigs, k)
+		}
+		// a signature changed on a line that is not the definition's
+		// first (a multi-line parameter list)
+		for k, s := range sigs {
+			if s.Path == fc.f.Path {
+				s.UsedIn = idx.usesOf(s.Name, fc.f, false)
+				out = append(out, s)
+				delete(sigs, k)
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {

@@ -17,49 +17,185 @@ func signatureHits(t *testing.T, files ...*File) []Hit {
 	return out
 }
 
-func TestChangedSignatureOldArityCallIsMediumNotBlocking(t *testing.T) {
-	def := DiffFile("internal/pricing/discount.go",
-		[]byte("package pricing\n\nfunc Discount(total int) int {\n\treturn total\n}\n"),
-		[]byte("package pricing\n\nfunc Discount(total int, code string) int {\n\treturn total\n}\n"))
-	use := DiffFile("internal/checkout/checkout.go",
-		[]byte("package checkout\n\nfunc Total(items []int) int {\n\treturn pricing.Discount(sum(items))\n}\n"),
-		[]byte("package checkout\n\n// Total sums.\nfunc Total(items []int) int {\n\treturn pricing.Discount(sum(items))\n}\n"))
-	hits := signatureHits(t, def, use)
-	if len(hits) != 1 || hits[0].Severity != "medium" || !strings.Contains(hits[0].Anchor, "internal/checkout/checkout.go:5") || !strings.Contains(hits[0].Anchor, "1 argument") {
-		t.Fatalf("hits = %+v", hits)
+type sigFile struct{ path, old, new string }
+
+func sigFiles(fs ...sigFile) []*File {
+	var out []*File
+	for _, f := range fs {
+		var o, n []byte
+		if f.old != "\x00" {
+			o = []byte(f.old)
+		}
+		if f.new != "\x00" {
+			n = []byte(f.new)
+		}
+		out = append(out, DiffFile(f.path, o, n))
+	}
+	return out
+}
+
+// comment adds a comment line after the first line, so the file is in the
+// change without its calls changing.
+func touched(s string) string {
+	i := strings.IndexByte(s, '\n')
+	c := "// touched"
+	if strings.HasPrefix(s, "def ") || strings.HasPrefix(s, "from ") || strings.HasPrefix(s, "import ") || strings.HasPrefix(s, "class ") {
+		c = "# touched"
+	}
+	return s[:i+1] + c + "\n" + s[i+1:]
+}
+
+func TestChangedSignatureShapes(t *testing.T) {
+	goDef := func(sig string) string {
+		return "package pricing\n\nfunc Discount" + sig + " {\n\treturn 0\n}\n"
+	}
+	checkout := "package checkout\n\nimport \"example.com/shop/internal/pricing\"\n\nfunc Total(items []int) int {\n\treturn pricing.Discount(sum(items))\n}\n"
+	cases := []struct {
+		name     string
+		files    []sigFile
+		severity string // "" for no finding
+		anchor   string
+	}{
+		// true shapes
+		{"go added required parameter, caller in another package", []sigFile{
+			{"internal/pricing/discount.go", goDef("(total int) int"), goDef("(total int, code string) int")},
+			{"internal/checkout/checkout.go", checkout, touched(checkout)},
+		}, "high", "internal/checkout/checkout.go:7 (1 argument(s))"},
+		{"go result added, same package", []sigFile{
+			{"internal/store/load.go", "package store\n\nfunc Load(k string) []byte { return nil }\n", "package store\n\nfunc Load(k string) ([]byte, error) { return nil, nil }\n"},
+			{"internal/store/cache.go", "package store\n\nfunc get(k string) []byte {\n\tv := Load(k)\n\treturn v\n}\n", touched("package store\n\nfunc get(k string) []byte {\n\tv := Load(k)\n\treturn v\n}\n")},
+		}, "high", "1 result(s) assigned"},
+		{"go call in the definition's own file", []sigFile{
+			{"internal/store/load.go", "package store\n\nfunc Load(k string) []byte { return nil }\n\nfunc all() { _ = Load(\"a\") }\n", "package store\n\nfunc Load(k string, n int) []byte { return nil }\n\nfunc all() { _ = Load(\"a\") }\n"},
+		}, "high", "internal/store/load.go:5"},
+		{"python removed parameter, imported caller in another changed file", []sigFile{
+			{"app/names.py", "def display_name(user, fallback):\n    return user.name or fallback\n", "def display_name(user):\n    return user.name\n"},
+			{"app/views.py", "from app.names import display_name\n\ndef show(user):\n    return display_name(user, 'x')\n", touched("from app.names import display_name\n\ndef show(user):\n    return display_name(user, 'x')\n")},
+		}, "high", "app/views.py:5 (2 argument(s))"},
+		{"python renamed keyword-only parameter", []sigFile{
+			{"app/net.py", "def fetch(url, *, timeout=10):\n    pass\n", "def fetch(url, *, deadline=10):\n    pass\n"},
+			{"app/jobs.py", "from app.net import fetch\n\ndef run():\n    fetch('u', timeout=3)\n", touched("from app.net import fetch\n\ndef run():\n    fetch('u', timeout=3)\n")},
+		}, "high", "timeout="},
+		{"python multi-line signature gains a required parameter", []sigFile{
+			{"app/net.py", "def fetch(\n    url,\n):\n    pass\n", "def fetch(\n    url,\n    method,\n):\n    pass\n"},
+			{"app/jobs.py", "import app.net as net\n\ndef run():\n    net.fetch('u')\n", touched("import app.net as net\n\ndef run():\n    net.fetch('u')\n")},
+		}, "high", "app/jobs.py:5"},
+		{"java method gains a parameter", []sigFile{
+			{"src/Billing.java", "class Billing {\n  public void charge(int cents) {}\n}\n", "class Billing {\n  public void charge(int cents, String currency) {}\n}\n"},
+			{"src/Shop.java", "class Shop {\n  void buy(Billing b) { b.charge(100); }\n}\n", touched("class Shop {\n  void buy(Billing b) { b.charge(100); }\n}\n")},
+		}, "medium", "src/Shop.java:3"},
+		{"ruby required keyword added", []sigFile{
+			{"lib/deploy.rb", "class Deploy\n  def run(env)\n  end\nend\n", "class Deploy\n  def run(env, mode:)\n  end\nend\n"},
+			{"lib/cli.rb", "class Cli\n  def go\n    @deploy.run('prod')\n  end\nend\n", touched("class Cli\n  def go\n    @deploy.run('prod')\n  end\nend\n")},
+		}, "medium", "lib/cli.rb:4"},
+		{"typescript added required parameter, imported caller", []sigFile{
+			{"src/fmt.ts", "export function money(n: number): string { return '' }\n", "export function money(n: number, cur: string): string { return '' }\n"},
+			{"src/cart.ts", "import { money } from './fmt'\nexport const total = money(3)\n", touched("import { money } from './fmt'\nexport const total = money(3)\n")},
+		}, "high", "src/cart.ts:3"},
+
+		// false shapes
+		{"advisory: optional parameter added, every call fits", []sigFile{
+			{"app/names.py", "def greet(user):\n    pass\n", "def greet(user, greeting='hi'):\n    pass\n"},
+			{"app/views.py", "from app.names import greet\n\ndef show(u):\n    return greet(u)\n", touched("from app.names import greet\n\ndef show(u):\n    return greet(u)\n")},
+		}, "", ""},
+		{"ruby optional keyword added (callers unaffected)", []sigFile{
+			{"spec/helpers.rb", "module Helpers\n  def mock_app(app)\n  end\nend\n", "module Helpers\n  def mock_app(app, lint: true)\n  end\nend\n"},
+			{"spec/app_spec.rb", "describe 'x' do\n  it { mock_app(App) }\nend\n", touched("describe 'x' do\n  it { mock_app(App) }\nend\n")},
+		}, "", ""},
+		{"whitespace-only edit", []sigFile{
+			{"internal/pricing/discount.go", goDef("(total int,code string) int"), goDef("( total int, code string ) int")},
+			{"internal/checkout/checkout.go", strings.Replace(checkout, "sum(items))", "sum(items), \"\")", 1), touched(strings.Replace(checkout, "sum(items))", "sum(items), \"\")", 1))},
+		}, "", ""},
+		{"python annotations only", []sigFile{
+			{"app/names.py", "def display_name(user, fallback: t.Optional[str] = None) -> t.Optional[str]:\n    pass\n", "def display_name(user, fallback: str | None = None) -> str | None:\n    pass\n"},
+			{"app/views.py", "from app.names import display_name\n\ndef show(u):\n    return display_name(u, None, 3)\n", touched("from app.names import display_name\n\ndef show(u):\n    return display_name(u, None, 3)\n")},
+		}, "", ""},
+		{"go named result dropped", []sigFile{
+			{"render/json.go", "package render\n\nfunc Write(w W) (err error) { return }\n", "package render\n\nfunc Write(w W) error { return nil }\n"},
+			{"render/html.go", "package render\n\nfunc x() { err := Write(w); _ = err }\n", touched("package render\n\nfunc x() { err := Write(w); _ = err }\n")},
+		}, "", ""},
+		{"go type widened: callers still fit", []sigFile{
+			{"context.go", "package gin\n\nfunc (c *Context) Get(key string) (any, bool) { return nil, false }\n", "package gin\n\nfunc (c *Context) Get(key any) (any, bool) { return nil, false }\n"},
+			{"auth.go", "package gin\n\nfunc f(c *Context) { v, ok := c.Get(\"user\"); _, _ = v, ok }\n", touched("package gin\n\nfunc f(c *Context) { v, ok := c.Get(\"user\"); _, _ = v, ok }\n")},
+		}, "", ""},
+		{"javascript test callbacks are not definitions", []sigFile{
+			{"test/handle.js", "describe('.handle', function () {\n  it('works', function () {\n    handle(req);\n  });\n});\n", "describe('.handle', function (done) {\n  it('works', function (done) {\n    handle(req, done);\n  });\n});\n"},
+			{"lib/router.js", "function handle(req) {}\nhandle(1)\n", touched("function handle(req) {}\nhandle(1)\n")},
+		}, "", ""},
+		{"javascript ignores missing arguments", []sigFile{
+			{"lib/build.js", "function buildFullPath(base, url) {}\n", "function buildFullPath(base, url, allowAbsolute) {}\n"},
+			{"lib/adapter.js", "const p = buildFullPath(a, b)\n", touched("const p = buildFullPath(a, b)\n")},
+		}, "", ""},
+		{"uses in docs, changelogs, YAML, package clauses and locals", []sigFile{
+			{"internal/pricing/discount.go", goDef("(total int) int"), goDef("(total int, code string) int")},
+			{"docs/pricing.md", "# Pricing\nCall Discount(total).\n", "# Pricing\nCall Discount(total) to apply it.\n"},
+			{"CHANGES.rst", "Changes\n=======\n* Discount(total)\n", "Changes\n=======\n* Discount(total)\n* more\n"},
+			{".github/workflows/ci.yml", "steps:\n  - name: Discount\n", "steps:\n  - name: Discount\n    run: make\n"},
+			{"internal/discount/discount.go", "package discount\n\nfunc x() {\n\tDiscount := func(int) int { return 0 }\n\t_ = Discount(1)\n}\n", touched("package discount\n\nfunc x() {\n\tDiscount := func(int) int { return 0 }\n\t_ = Discount(1)\n}\n")},
+			{"internal/other/other.go", "package other\n\nfunc Discount(n int) int { return n }\n\nfunc y() { Discount(1) }\n", touched("package other\n\nfunc Discount(n int) int { return n }\n\nfunc y() { Discount(1) }\n")},
+		}, "", ""},
+		{"method of another receiver", []sigFile{
+			{"lib/cart.rb", "class Cart\n  def add(item)\n  end\nend\n", "class Cart\n  def add(item, qty)\n  end\nend\n"},
+			{"lib/tags.rb", "class Tags\n  def add(tag)\n  end\n  def seed\n    add('x')\n  end\nend\n", touched("class Tags\n  def add(tag)\n  end\n  def seed\n    add('x')\n  end\nend\n")},
+		}, "", ""},
+		{"go method call on a package is not the method", []sigFile{
+			{"store.go", "package store\n\nfunc (s *S) Open(p string) {}\n", "package store\n\nfunc (s *S) Open(p string, mode int) {}\n"},
+			{"main.go", "package store\n\nimport \"os\"\n\nfunc m() { os.Open(\"x\") }\n", touched("package store\n\nimport \"os\"\n\nfunc m() { os.Open(\"x\") }\n")},
+		}, "", ""},
+		{"generated bundle", []sigFile{
+			{"src/fmt.ts", "export function money(n: number): string { return '' }\n", "export function money(n: number, cur: string): string { return '' }\n"},
+			{"dist/cart.ts", "import { money } from '../src/fmt'\nexport const total = money(3)\n", touched("import { money } from '../src/fmt'\nexport const total = money(3)\n")},
+		}, "", ""},
+		{"python method of an unrelated class with the same name", []sigFile{
+			{"app/a.py", "class A:\n    def save(self, x):\n        pass\n", "class A:\n    def save(self, x, y):\n        pass\n"},
+			{"app/b.py", "class B:\n    def save(self, x):\n        pass\n\n    def run(self):\n        self.save(1)\n", touched("class B:\n    def save(self, x):\n        pass\n\n    def run(self):\n        self.save(1)\n")},
+		}, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hits := signatureHits(t, sigFiles(c.files...)...)
+			if c.severity == "" {
+				if len(hits) != 0 {
+					t.Fatalf("want no finding, got %+v", hits)
+				}
+				return
+			}
+			if len(hits) != 1 || hits[0].Severity != c.severity || !strings.Contains(hits[0].Anchor, c.anchor) {
+				t.Fatalf("want one %s finding with %q, got %+v", c.severity, c.anchor, hits)
+			}
+		})
 	}
 }
 
-func TestChangedSignatureWithoutOldArityCallIsLow(t *testing.T) {
-	def := DiffFile("app/names.py",
-		[]byte("def greet(user):\n    return user.name\n"),
-		[]byte("def greet(user, greeting='hi'):\n    return greeting + user.name\n"))
-	// greet(user) is still valid against the new signature: advisory only
-	use := DiffFile("app/views.py",
-		[]byte("def show(user):\n    return greet(user)\n"),
-		[]byte("def show(user):\n    # greet the user\n    return greet(user)\n"))
-	hits := signatureHits(t, def, use)
-	if len(hits) != 1 || hits[0].Severity != "low" {
-		t.Fatalf("hits = %+v", hits)
-	}
-	for _, r := range mustBuiltin(t).Rules() {
-		if r.ID == "explorer.changed-signature-used" && r.Severity != "low" {
-			t.Fatalf("rule severity %q, want low (advisory)", r.Severity)
+func TestOldContentRebuildsTheOldFile(t *testing.T) {
+	old := "a\nb\nc\nd\ne\n"
+	for _, nw := range []string{"a\nB\nc\nd\ne\n", "x\na\nc\nd\ne\ny\n", "a\nb\nc\nd\ne\n", "e\nd\nc\nb\na\n", "\n"} {
+		f := DiffFile("x.go", []byte(old), []byte(nw))
+		got, ok := oldContent(f)
+		if !ok || strings.Join(got, "\n")+"\n" != old {
+			t.Errorf("new %q: old = %q, %v", nw, got, ok)
 		}
 	}
 }
 
-func TestChangedSignatureIgnoresPackageClausesLocalsAndOtherLanguages(t *testing.T) {
-	def := DiffFile("internal/store/store.go",
-		[]byte("package store\n\nfunc store(key string) error {\n\treturn nil\n}\n"),
-		[]byte("package store\n\nfunc store(key string, v []byte) error {\n\treturn nil\n}\n"))
-	other := DiffFile("internal/store/cache.go",
-		[]byte("package store\n\nfunc get() {\n\tstore := newMap()\n\t_ = store\n}\n"),
-		[]byte("package store\n\n// get reads.\nfunc get() {\n\tstore := newMap()\n\t_ = store\n}\n"))
-	doc := DiffFile("CHANGES.rst", []byte("Changes\n=======\n* store(key) now stores\n"), []byte("Changes\n=======\n* store(key) now stores\n* more\n"))
-	py := DiffFile("tools/store.py", []byte("def run():\n    store(1)\n"), []byte("def run():\n    # x\n    store(1)\n"))
-	if hits := signatureHits(t, def, other, doc, py); len(hits) != 0 {
-		t.Fatalf("hits = %+v", hits)
+func TestChangedSymbolsContext(t *testing.T) {
+	files := sigFiles(
+		sigFile{"app/names.py", "def greet(user):\n    pass\n", "def greet(user, greeting='hi'):\n    pass\n"},
+		sigFile{"app/views.py", "from app.names import greet\n\ndef show(u):\n    return greet(u)\n", touched("from app.names import greet\n\ndef show(u):\n    return greet(u)\n")},
+		sigFile{"CHANGES.rst", "Changes\n=======\n* greet\n", "Changes\n=======\n* greet users\n"},
+		sigFile{"test/greet.js", "describe('greet', function () {\n});\n", "describe('greet', function (done) {\n});\n"},
+	)
+	syms := ChangedSymbols(files)
+	if len(syms) != 1 || syms[0].Name != "greet" || syms[0].Signature != "greet(user) → greet(user, greeting=…)" {
+		t.Fatalf("symbols = %+v", syms)
+	}
+	if u := syms[0].UsedIn; len(u) != 2 || u[0].Path != "app/views.py" || u[1].Path != "app/views.py" {
+		t.Fatalf("uses = %+v (want only the Python file's import and call)", u)
+	}
+	// a type-hint-only edit is not a signature change
+	files = sigFiles(sigFile{"app/names.py", "def greet(user: t.Optional[str]):\n    pass\n", "def greet(user: str | None):\n    pass\n"})
+	if syms := ChangedSymbols(files); len(syms) != 1 || syms[0].Signature != "" {
+		t.Fatalf("symbols = %+v", syms)
 	}
 }
 
@@ -136,6 +272,41 @@ func TestArityAndCallCounting(t *testing.T) {
 	for s, want := range map[string]int{"()": 0, "(a)": 1, "(a, f(b, c))": 2, "(a, [1, 2], {x: 1})": 3, "(*args)": -1, "(...xs)": -1, "(a,": -1} {
 		if got := countArgs(s); got != want {
 			t.Errorf("countArgs(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestSignatureChangeIsStructural(t *testing.T) {
+	cases := []struct {
+		path, old, new string
+		changed        bool
+	}{
+		{"a.go", "package a\n\nfunc Fn(a int) (s string) { return }\n", "package a\n\nfunc Fn(a int) string { return \"\" }\n", false},
+		{"a.go", "package a\n\nfunc Fn(x interface{}) {}\n", "package a\n\nfunc Fn(x any) {}\n", false},
+		{"a.go", "package a\n\nfunc Fn(a,b int) {}\n", "package a\n\nfunc Fn(a int, b int) {}\n", false},
+		{"a.go", "package a\n\nfunc Fn(\n\ta int,\n) {}\n", "package a\n\nfunc Fn(a int) {}\n", false},
+		{"a.go", "package a\n\nfunc Fn(a int) {}\n", "package a\n\nfunc Fn(a int64) {}\n", true},
+		{"a.go", "package a\n\nfunc Fn(a int) error { return nil }\n", "package a\n\nfunc Fn(a int) (int, error) { return 0, nil }\n", true},
+		{"a.go", "package a\n\nfunc Fn(a int) {}\n", "package a\n\nfunc Fn(b int) {}\n", false},
+		{"a.py", "def fn(a: t.Dict[str, int], b: int = 1) -> None:\n    pass\n", "def fn(a: dict[str, int], b: int | None = 1):\n    pass\n", false},
+		{"a.py", "def fn(a, b=1):\n    pass\n", "def fn(a, b=2):\n    pass\n", false},
+		{"a.py", "def fn(a):\n    pass\n", "def fn(a, b=1):\n    pass\n", true},
+		{"a.py", "def fn(a):\n    pass\n", "def fn(x):\n    pass\n", true},
+		{"a.ts", "export function fn(a: number) {}\n", "export function fn(a: string) {}\n", true},
+		{"a.js", "function fn(a) {}\n", "function fn(a /* the value */) {}\n", false},
+		{"a.php", "<?php\nfunction fn(int $a) {}\n", "<?php\nfunction fn(string $a) {}\n", false},
+		{"a.rb", "def mm(a, b=1)\nend\n", "def mm(a, b = 2)\nend\n", false},
+		{"A.java", "class A {\n  void mm(int a) {}\n}\n", "class A {\n  void mm(final int a) {}\n}\n", false},
+		{"A.java", "class A {\n  void mm(int a) {}\n}\n", "class A {\n  void mm(long a) {}\n}\n", true},
+		{"a.kt", "fun fn(a: Int) {}\n", "fun fn(a: Int = 1) {}\n", true},
+		{"a.cs", "class C {\n  public void Mm(int a) {}\n}\n", "class C {\n  public void Mm(int a, string b = \"x\") {}\n}\n", true},
+		{"test_a.py", "def test_x(mocker):\n    pass\n", "def test_x():\n    pass\n", false},
+	}
+	for _, c := range cases {
+		f := DiffFile(c.path, []byte(c.old), []byte(c.new))
+		got := signatureChanges(newFileCtx(f))
+		if (len(got) > 0) != c.changed {
+			t.Errorf("%s: %q -> %q: changes = %+v", c.path, c.old, c.new, got)
 		}
 	}
 }
