@@ -157,7 +157,7 @@ func sourceWithoutTests(r *Rule, files []*File) []Hit {
 		}
 		n := 0
 		for _, l := range f.Added {
-			if strings.TrimSpace(fc.maskedAdded(l.No)) != "" {
+			if strings.TrimSpace(fc.lexAdded(l.No)) != "" {
 				n++
 			}
 		}
@@ -275,7 +275,7 @@ func callSites(ctxs []*fileCtx, skip *File, name, lang string) []callSite {
 		for _, l := range f.Added {
 			added[l.No] = true
 		}
-		for i, m := range fc.maskedContent() {
+		for i, m := range fc.lexContent() {
 			if added[i+1] || !strings.Contains(m, name) || packageClause.MatchString(m) {
 				continue
 			}

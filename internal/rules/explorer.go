@@ -118,8 +118,18 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 	}
 	var out []def
 	for i, l := range lines {
-		m := masked(i)
+		// Masking only blanks text: a pattern whose literal is not on the
+		// raw line cannot match the masked one, and the file need not be
+		// masked (or parsed) for it.
+		m := l.Text
+		done := false
 		for _, p := range pats {
+			if !anyLiteral(l.Text, p.lits, p.fold) {
+				continue
+			}
+			if !done {
+				m, done = masked(i), true
+			}
 			if !anyLiteral(m, p.lits, p.fold) {
 				continue
 			}
@@ -140,7 +150,7 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 
 func addedDefs(fc *fileCtx) []def {
 	if !fc.defsDone {
-		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.maskedAdded(fc.f.Added[i].No) })
+		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.lexAdded(fc.f.Added[i].No) })
 		fc.defsDone = true
 	}
 	return fc.defs
@@ -165,8 +175,28 @@ type posting struct {
 	line int
 }
 
-func newUseIndex(ctxs []*fileCtx) *useIndex {
+func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 	x := &useIndex{ctxs: ctxs, words: map[string][]posting{}, added: make([]map[int]bool, len(ctxs))}
+	if len(names) == 0 {
+		return x
+	}
+	// words calls fn for each identifier of s that is a wanted name.
+	words := func(s string, fn func(w string)) {
+		for j := 0; j < len(s); {
+			if !isWordByte(s[j]) {
+				j++
+				continue
+			}
+			k := j
+			for k < len(s) && isWordByte(s[k]) {
+				k++
+			}
+			if names[s[j:k]] {
+				fn(s[j:k])
+			}
+			j = k
+		}
+	}
 	for fi, fc := range ctxs {
 		x.added[fi] = map[int]bool{}
 		for _, l := range fc.f.Added {
@@ -175,29 +205,26 @@ func newUseIndex(ctxs []*fileCtx) *useIndex {
 		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
 			continue // docs, changelogs, YAML and bundles mention names, they do not use them
 		}
+		// Only lines whose raw text names a changed symbol are read masked,
+		// so a file that names none is never masked (or parsed).
 		seen := map[string]bool{}
-		for i, m := range fc.maskedContent() {
+		for i, raw := range fc.f.Content {
+			hit := false
+			words(raw, func(string) { hit = true })
+			if !hit {
+				continue
+			}
+			m := fc.lexContent()[i]
 			if fc.f.Language == "go" && packageClause.MatchString(m) {
 				continue
 			}
 			clear(seen)
-			for j := 0; j < len(m); {
-				if !isWordByte(m[j]) {
-					j++
-					continue
+			words(m, func(w string) {
+				if !seen[w] {
+					seen[w] = true
+					x.words[w] = append(x.words[w], posting{file: fi, line: i + 1})
 				}
-				k := j
-				for k < len(m) && isWordByte(m[k]) {
-					k++
-				}
-				w := m[j:k]
-				j = k
-				if len(w) < 3 || seen[w] {
-					continue
-				}
-				seen[w] = true
-				x.words[w] = append(x.words[w], posting{file: fi, line: i + 1})
-			}
+			})
 		}
 	}
 	return x
@@ -224,7 +251,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 			if fc.f == skip || fc.f.Content == nil || langFamily(fc.f.Language) != fam || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
 				continue
 			}
-			for i, m := range fc.maskedContent() {
+			for i, m := range fc.lexContent() {
 				if skipAdded && x.added[fi][i+1] {
 					continue
 				}
@@ -261,11 +288,20 @@ func ChangedSymbols(files []*File) []Symbol {
 		}
 	}
 	var out []Symbol
-	idx := newUseIndex(ctxs)
 	sigs := map[string]Symbol{}
+	names := map[string]bool{}
 	for _, s := range symbolSignatures(ctxs) {
 		sigs[fmt.Sprintf("%s:%d", s.Path, s.Line)] = s
+		names[s.Name] = true
 	}
+	for _, fc := range ctxs {
+		if !vendoredOrGenerated(fc.f) {
+			for _, d := range addedDefs(fc) {
+				names[d.name] = true
+			}
+		}
+	}
+	idx := newUseIndex(ctxs, names)
 	for _, fc := range ctxs {
 		if vendoredOrGenerated(fc.f) {
 			continue

@@ -62,6 +62,10 @@ type flowRule struct {
 	value      *regexp.Regexp
 	trusted    []*regexp.Regexp
 	lits       []string // nil: always parse
+	// valueLits prefilter value_pattern (every reported value's text
+	// matches it, and that text is in the file): nil when none derive.
+	valueLits []string
+	valueFold bool
 }
 
 // compileFlow compiles r.Flow into r.c.flow.
@@ -111,6 +115,9 @@ func compileFlow(r *Rule, eager bool) error {
 	var err error
 	if fr.value, err = compileRE("flow.value_pattern", f.ValuePattern); err != nil {
 		return err
+	}
+	if f.ValuePattern != "" {
+		fr.valueLits, fr.valueFold = requiredLiterals(f.ValuePattern)
 	}
 	if u := f.UnknownOrigin; u != nil {
 		if !fr.hasSources {
@@ -185,9 +192,6 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // flowMayMatch is the file-level prefilter of a flow rule.
-func (r *Rule) flowMayMatch(fc *fileCtx) bool {
-	return anyLiteral(fc.raw, r.c.flow.lits, false)
-}
 
 // matchFlow reports each sink whose value is dynamic, when the sink or
 // the construction of its value contains an added line: at the sink,

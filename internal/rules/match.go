@@ -28,6 +28,8 @@ type fileCtx struct {
 	masked      []string       // masked Content (nil without Content)
 	addedMasked map[int]string // new line number -> masked text
 	removedMask []string       // masked removed lines, parallel to f.Removed
+	lexMasked   []string       // lexical mask of Content, for change-level context
+	windows     map[[2]int]string
 
 	treeDone bool
 	tree     *syntax.Tree // nil without a grammar, Content or cgo parse
@@ -51,6 +53,37 @@ func newFileCtx(f *File) *fileCtx {
 		fc.raw = strings.Join(parts, "\n")
 	}
 	return fc
+}
+
+// window is the text of the new file's lines around its added lines
+// (before lines above each run of added lines, after below), the text a
+// syntax rule's literal prefilter reads: a literal far from every change
+// cannot be in a node that contains one, and checking the whole file
+// parsed almost every file of a large change for a word on an unchanged
+// line. Without Content it is the added lines.
+func (fc *fileCtx) window(before, after int) string {
+	if fc.f.Content == nil {
+		return fc.raw
+	}
+	k := [2]int{before, after}
+	if w, ok := fc.windows[k]; ok {
+		return w
+	}
+	var b strings.Builder
+	next := 1 // first line not yet written
+	for _, run := range addedRuns(fc.f.Added) {
+		lo, hi := max(run[0]-before, next), min(run[1]+after, len(fc.f.Content))
+		for i := lo; i <= hi; i++ {
+			b.WriteString(fc.f.Content[i-1])
+			b.WriteByte('\n')
+		}
+		next = max(next, hi+1)
+	}
+	if fc.windows == nil {
+		fc.windows = map[[2]int]string{}
+	}
+	fc.windows[k] = b.String()
+	return fc.windows[k]
 }
 
 // syntaxTree parses the new file once, when it has a grammar.
@@ -90,7 +123,10 @@ func (fc *fileCtx) ensureMask() {
 	f := fc.f
 	fc.addedMasked = map[int]string{}
 	if f.Content != nil {
-		if t := fc.syntaxTree(); t != nil {
+		// The tree, when a syntax rule had the file parsed (MatchFile
+		// decides that first); parsing only to mask would cost a parse
+		// of every changed file that any line rule's literal occurs in.
+		if t := fc.tree; t != nil {
 			if m := t.MaskLines(); len(m) == len(f.Content) {
 				fc.masked = m
 			}
@@ -135,6 +171,33 @@ func (fc *fileCtx) ensureMask() {
 		}
 		fc.removedMask = MaskLines(f.Language, texts)
 	}
+}
+
+// lexContent is the masked new file for the change-level context (the
+// explorer's definitions and uses): the tree's mask when a rule already
+// parsed the file, else the lexical masker's — change-level context runs
+// on one core after the parallel per-file pass and must not parse every
+// changed file again.
+func (fc *fileCtx) lexContent() []string {
+	if fc.maskDone {
+		return fc.masked
+	}
+	if fc.lexMasked == nil && fc.f.Content != nil {
+		fc.lexMasked = MaskLines(fc.f.Language, fc.f.Content)
+	}
+	return fc.lexMasked
+}
+
+// lexAdded is lexContent's text of added line no.
+func (fc *fileCtx) lexAdded(no int) string {
+	if fc.maskDone {
+		return fc.addedMasked[no]
+	}
+	if c := fc.lexContent(); c != nil && no >= 1 && no <= len(c) {
+		return c[no-1]
+	}
+	fc.ensureMask() // no Content: added runs are masked lexically anyway
+	return fc.addedMasked[no]
 }
 
 // maskedContent is the masked new file (nil without Content).
@@ -194,6 +257,52 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	var fc *fileCtx
 	var hits []Hit
 	var lineRules []*Rule // added-scope rules, run line by line below
+	// Parse first when a syntax rule's literals occur near the change, so
+	// that every rule of the file — line rules too — reads comments and
+	// strings from the same tree; otherwise the file is not parsed and
+	// line rules read the lexical mask. One scan of the text around the
+	// change finds every syntax rule's literals.
+	var synOK map[*Rule]bool
+	if g := syntax.Grammar(f.Language, f.Path); g != "" && len(f.Added) > 0 {
+		fc = newFileCtx(f)
+		win := fc.window(syntaxWindowBefore, syntaxWindowAfter)
+		winBits := make([]uint64, s.syn.words)
+		s.syn.scan(win, winBits)
+		var rawBits []uint64
+		for _, r := range s.rules {
+			c := r.c
+			if c.query == nil && c.flow == nil {
+				continue
+			}
+			if s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
+				continue
+			}
+			if c.query != nil {
+				if _, ok := c.query.byGrammar[g]; !ok {
+					continue
+				}
+			} else if _, ok := c.flow.sinks[g]; !ok {
+				continue
+			}
+			ok := hasLiteral(winBits, c.synIDs, c.synLits, win, false)
+			if ok && c.valLits != nil {
+				if rawBits == nil {
+					rawBits = make([]uint64, s.syn.words)
+					s.syn.scan(fc.raw, rawBits)
+				}
+				ok = hasLiteral(rawBits, c.valIDs, c.valLits, fc.raw, c.valFold)
+			}
+			if ok {
+				if synOK == nil {
+					synOK = map[*Rule]bool{}
+				}
+				synOK[r] = true
+			}
+		}
+		if synOK != nil && f.Content != nil {
+			fc.syntaxTree()
+		}
+	}
 	for _, r := range s.rules {
 		if r.Scope == "change" || s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
 			continue
@@ -218,7 +327,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		case r.c.query != nil:
 			// A query rule runs only on a grammar it has a query for, and
 			// the file is parsed only when the query's literals occur.
-			if _, ok := r.c.query.byGrammar[syntax.Grammar(f.Language, f.Path)]; !ok || !r.queryMayMatch(fc) {
+			if !synOK[r] {
 				continue
 			}
 			if t := fc.syntaxTree(); t != nil {
@@ -228,7 +337,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		case r.c.flow != nil:
 			// A flow rule, like a query rule, parses only a file with a
 			// sink query for its grammar and the sink's literals.
-			if _, ok := r.c.flow.sinks[syntax.Grammar(f.Language, f.Path)]; !ok || !r.flowMayMatch(fc) {
+			if !synOK[r] {
 				continue
 			}
 			if t := fc.syntaxTree(); t != nil {
@@ -572,6 +681,9 @@ func (r *Rule) matchEmptiedBlocks(fc *fileCtx) []Hit {
 				continue
 			}
 			raw := f.Content[o-1]
+			if !r.c.mayMatch(raw) {
+				continue // the literal is not on the raw line: no mask needed
+			}
 			h, ok := r.matchNewLine(fc, o, raw, fc.maskedContent()[o-1])
 			if !ok || h.EndLine < pos {
 				continue

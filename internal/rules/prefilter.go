@@ -89,6 +89,20 @@ func necessary(re *rsyntax.Regexp) ([]lit, bool) {
 					run = next
 					continue
 				}
+			case sub.Op == rsyntax.OpAlternate || sub.Op == rsyntax.OpCapture:
+				// An alternation of exact strings extends the run: the
+				// parser factors eval|exec into e(?:val|xec), whose
+				// literals are then eval and exec, not val and xec.
+				if alts, ok := exactStrings(sub); ok && len(alts)*len(run) <= 64 {
+					var next []lit
+					for _, r := range run {
+						for _, a := range alts {
+							next = append(next, lit{r.s + a.s, r.fold || a.fold})
+						}
+					}
+					run = next
+					continue
+				}
 			}
 			flush()
 			if set, ok := necessary(sub); ok {
@@ -105,6 +119,56 @@ func necessary(re *rsyntax.Regexp) ([]lit, bool) {
 				return nil, false
 			}
 			out = append(out, set...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// exactStrings lists the strings a pattern matches exactly, when it is
+// literals, alternations and concatenations of them (at most 64).
+func exactStrings(re *rsyntax.Regexp) ([]lit, bool) {
+	switch re.Op {
+	case rsyntax.OpLiteral:
+		return []lit{{string(re.Rune), re.Flags&rsyntax.FoldCase != 0}}, true
+	case rsyntax.OpEmptyMatch:
+		return []lit{{}}, true
+	case rsyntax.OpCapture:
+		return exactStrings(re.Sub[0])
+	case rsyntax.OpAlternate:
+		var out []lit
+		for _, sub := range re.Sub {
+			set, ok := exactStrings(sub)
+			if !ok || len(out)+len(set) > 64 {
+				return nil, false
+			}
+			out = append(out, set...)
+		}
+		return out, true
+	case rsyntax.OpConcat:
+		out := []lit{{}}
+		for _, sub := range re.Sub {
+			set, ok := exactStrings(sub)
+			if !ok || len(out)*len(set) > 64 {
+				return nil, false
+			}
+			var next []lit
+			for _, a := range out {
+				for _, b := range set {
+					next = append(next, lit{a.s + b.s, a.fold || b.fold})
+				}
+			}
+			out = next
+		}
+		return out, true
+	case rsyntax.OpCharClass:
+		chars := classRunes(re)
+		if chars == nil {
+			return nil, false
+		}
+		out := make([]lit, len(chars))
+		for i, c := range chars {
+			out[i] = lit{s: string(c)}
 		}
 		return out, true
 	}
@@ -303,6 +367,56 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.lits = newLiteralIndex(lits)
+
+	// Syntax rules (query, flow) have a second index: their literals are
+	// looked for once per file, in the text around the change, to decide
+	// whether the file is parsed at all.
+	ids = map[string]int{}
+	lits = nil
+	index := func(ls []string) []int {
+		out := make([]int, len(ls))
+		for i, l := range ls {
+			k := strings.ToLower(l)
+			id, ok := ids[k]
+			if !ok {
+				id = len(lits)
+				ids[k] = id
+				lits = append(lits, k)
+			}
+			out[i] = id
+		}
+		return out
+	}
+	for _, r := range s.rules {
+		c := r.c
+		switch {
+		case c == nil:
+		case c.query != nil:
+			c.synLits = c.query.lits
+			c.synIDs = index(c.synLits)
+		case c.flow != nil:
+			c.synLits = c.flow.lits
+			c.synIDs = index(c.synLits)
+			c.valLits, c.valFold = c.flow.valueLits, c.flow.valueFold
+			c.valIDs = index(c.valLits)
+		}
+	}
+	s.syn = newLiteralIndex(lits)
+}
+
+// hasLiteral reports whether one of lits (ids into an index whose scan of
+// text gave bits) occurs in text: nil lits always do; a case-insensitive
+// hit is confirmed exactly unless fold.
+func hasLiteral(bits []uint64, ids []int, lits []string, text string, fold bool) bool {
+	if lits == nil {
+		return true
+	}
+	for i, id := range ids {
+		if bits[id/64]&(1<<(id%64)) != 0 && (fold || strings.Contains(text, lits[i])) {
+			return true
+		}
+	}
+	return false
 }
 
 // present reports whether the line's literal bits allow the rule; for

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +15,7 @@ func TestRequiredLiterals(t *testing.T) {
 	}{
 		{`InsecureSkipVerify\s*:\s*true`, []string{"InsecureSkipVerify"}, false},
 		{`(?i)password\s*=`, []string{"password"}, true},
-		{`\b(ghp|gho|ghs)_[A-Za-z0-9]{36}`, []string{"gho", "ghp", "ghs"}, false}, // simplified to gh[ops] and expanded back
+		{`\b(ghp|gho|ghs)_[A-Za-z0-9]{36}`, []string{"gho_", "ghp_", "ghs_"}, false}, // simplified to gh[ops] and expanded back
 		{`^\s*(<<<<<<<|>>>>>>>)`, []string{"<<<<<<<", ">>>>>>>"}, false},
 		{`\w+\(`, nil, false},
 		{`a|bc`, nil, false},
@@ -62,6 +64,20 @@ func TestParamsOf(t *testing.T) {
 	for _, c := range cases {
 		if got := paramsOf(c.name, c.line); got != c.want {
 			t.Errorf("paramsOf(%q) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+func TestRequiredLiteralsOfFactoredAlternations(t *testing.T) {
+	for _, c := range [][2]string{
+		{`^(eval|exec)$`, "eval,exec"},
+		{`^(query|queryRow|exec)$`, "exec,query,queryRow"},
+		{`\b(os|subprocess)\.(system|run)\(`, "os.run(,os.system(,subprocess.run(,subprocess.system("},
+	} {
+		lits, _ := requiredLiterals(c[0])
+		sort.Strings(lits)
+		if strings.Join(lits, ",") != c[1] {
+			t.Errorf("requiredLiterals(%q) = %v, want %s", c[0], lits, c[1])
 		}
 	}
 }

@@ -54,22 +54,85 @@ var (
 	matchLitRe = regexp.MustCompile(`\(#match\?\s+@[\w.-]+\s+"((?:[^"\\]|\\.)*)"\s*\)`)
 )
 
-// queryLiterals derives the prefilter of one query: every pattern of the
-// query needs one of its #eq?/#match? literals in the file. When some
-// pattern has none, the query has no prefilter.
+// queryLiterals derives the prefilter of one query. The top-level
+// patterns of a query are alternatives, and the predicates inside one
+// pattern must all hold: so each pattern needs the literals of any one of
+// its #eq?/#match? predicates (the most selective is taken: the set whose
+// shortest literal is longest), and the query needs one pattern's. When
+// some pattern has no literal, the query has no prefilter (nil).
 func queryLiterals(q string) []string {
 	var out []string
-	for _, m := range eqLitRe.FindAllStringSubmatch(q, -1) {
-		out = append(out, unquoteQuery(m[1]))
-	}
-	for _, m := range matchLitRe.FindAllStringSubmatch(q, -1) {
-		lits, fold := requiredLiterals(unquoteQuery(m[1]))
-		if lits == nil || fold {
+	for _, form := range topLevelForms(q) {
+		if strings.HasPrefix(form, "[") {
+			// [a b] is an alternation: each branch is an alternative.
+			inner := queryLiterals(form[1 : len(form)-1])
+			if inner == nil {
+				return nil
+			}
+			out = append(out, inner...)
+			continue
+		}
+		var best []string
+		bestLen := -1
+		consider := func(lits []string) {
+			if len(lits) == 0 {
+				return
+			}
+			short := len(lits[0])
+			for _, l := range lits {
+				short = min(short, len(l))
+			}
+			if short > bestLen {
+				best, bestLen = lits, short
+			}
+		}
+		for _, m := range eqLitRe.FindAllStringSubmatch(form, -1) {
+			consider([]string{unquoteQuery(m[1])})
+		}
+		for _, m := range matchLitRe.FindAllStringSubmatch(form, -1) {
+			if lits, fold := requiredLiterals(unquoteQuery(m[1])); !fold {
+				consider(lits)
+			}
+		}
+		if best == nil {
 			return nil
 		}
-		out = append(out, lits...)
+		out = append(out, best...)
 	}
 	return out
+}
+
+// topLevelForms splits a query into its top-level patterns (balanced
+// (...) or [...] forms), skipping strings and ; comments.
+func topLevelForms(q string) []string {
+	var forms []string
+	depth, start := 0, -1
+	for i := 0; i < len(q); i++ {
+		switch c := q[i]; c {
+		case '"':
+			for i++; i < len(q) && q[i] != '"'; i++ {
+				if q[i] == '\\' {
+					i++
+				}
+			}
+		case ';':
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case '(', '[':
+			if depth == 0 {
+				start = i
+			}
+			depth++
+		case ')', ']':
+			depth--
+			if depth == 0 && start >= 0 {
+				forms = append(forms, q[start:i+1])
+				start = -1
+			}
+		}
+	}
+	return forms
 }
 
 // prefilterOf is the file prefilter of a rule's queries: the literals of
@@ -288,7 +351,10 @@ func maskedSpan(fc *fileCtx, mc []string, n syntax.Node) string {
 	return joined[a:b]
 }
 
-// queryMayMatch is the file-level prefilter of a query rule.
-func (r *Rule) queryMayMatch(fc *fileCtx) bool {
-	return anyLiteral(fc.raw, r.c.query.lits, false)
-}
+// The prefilter window, in lines around the added lines: a statement's
+// callee may stand a few lines above a changed argument, and a flow
+// rule's sink further below a changed construction.
+const (
+	syntaxWindowBefore = 12
+	syntaxWindowAfter  = 80
+)

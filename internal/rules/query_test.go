@@ -2,6 +2,7 @@ package rules
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -120,5 +121,29 @@ func TestQueryReportCapture(t *testing.T) {
 	guarded := "def load(s):\n    disallowDoctype()\n    parse_xml(s)\n"
 	if hits := s.MatchFile(DiffFile("a.py", nil, []byte(guarded)), nil); len(hits) != 0 {
 		t.Fatalf("guarded: hits = %+v", hits)
+	}
+}
+
+func TestQueryLiterals(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want string
+	}{
+		// one pattern: the most selective predicate's literals
+		{`(call function: (identifier) @f (#eq? @f "os") (#match? @f "^(system|popen)$")) @match`, "popen,system"},
+		// alternatives: one literal set per pattern
+		{`(a (#eq? @x "alpha")) @match (b (#eq? @y "beta")) @match`, "alpha,beta"},
+		// a pattern without a literal: no prefilter
+		{`(a (#eq? @x "alpha")) @match (b) @match`, ""},
+		// an alternation: every branch's literals
+		{`[(a (#eq? @x "exec")) (b (#eq? @y "spawn"))] @match`, "exec,spawn"},
+		// strings and comments do not split forms
+		{"; a comment (with parens\n(a (#eq? @x \"x)y\")) @match", "x)y"},
+	} {
+		got := queryLiterals(c.q)
+		sort.Strings(got)
+		if strings.Join(got, ",") != c.want {
+			t.Errorf("queryLiterals(%q) = %v, want %s", c.q, got, c.want)
+		}
 	}
 }

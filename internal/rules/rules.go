@@ -235,6 +235,13 @@ type compiled struct {
 	fold      bool
 	litIDs    []int // prefilter literals' ids in the Set's literalIndex
 
+	// synLits (query and flow sink literals) and valLits (a flow rule's
+	// value_pattern literals) decide whether a file is parsed; ids into
+	// the Set's syntax literal index.
+	synLits, valLits []string
+	synIDs, valIDs   []int
+	valFold          bool
+
 	fileReqLits, fileUnlessLits []string // prefilters of file_requires/file_unless
 	fileReqFold, fileUnlessFold bool
 }
@@ -245,6 +252,7 @@ type Set struct {
 	byID     map[string]*Rule
 	profiles []string
 	lits     *literalIndex
+	syn      *literalIndex // syntax rules' literals (see buildPrefilter)
 	// off holds the rules that do not run: opt-in rules not enabled and
 	// rules a user disabled (see Configure).
 	off    map[*Rule]bool

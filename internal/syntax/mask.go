@@ -2,7 +2,13 @@
 
 package syntax
 
-import "strings"
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
 
 // Grammar names the grammar for a diffpal language id and path, or ""
 // when none is bundled: .tsx files take the TSX grammar.
@@ -68,59 +74,107 @@ func (t *Tree) Mask() []byte {
 		}
 	}
 	keepStrings := t.Grammar == "yaml" || t.Grammar == "dockerfile"
-	var maskString func(n Node)
-	maskString = func(n Node) {
-		// Keep the delimiters: anonymous first and last children (",
-		// string_start/string_end tokens), else one byte each side.
-		a, b := n.StartByte(), n.EndByte()
-		cnt := n.ChildCount()
-		lo, hi := a+1, b-1
-		if cnt > 0 {
-			if f := n.Child(0); !f.IsNamed() || f.Type() == "string_start" {
-				lo = f.EndByte()
+	// The comment and string nodes come from one query run in C: walking
+	// every node from Go costs a cgo call per node, several times the
+	// parse itself on a large change.
+	q := maskQuery(t.Grammar)
+	if q == nil {
+		return out
+	}
+	for _, m := range t.Matches(q, 0, 0) {
+		for _, c := range m.Captures {
+			n := c.Node
+			switch {
+			case IsComment(n.Type()):
+				blank(n.StartByte(), n.EndByte())
+			case !keepStrings:
+				maskString(n, blank)
 			}
-			if l := n.Child(cnt - 1); cnt > 1 && (!l.IsNamed() || l.Type() == "string_end") {
-				hi = l.StartByte()
-			}
-		}
-		if n.Type() == "heredoc_body" || n.Type() == "nowdoc_body" {
-			lo, hi = a, b
-		}
-		if hi <= lo {
-			return
-		}
-		// Blank [lo,hi) except interpolations, which are code.
-		pos := lo
-		for i := 0; i < cnt; i++ {
-			c := n.Child(i)
-			if !interpolations[c.Type()] {
-				continue
-			}
-			if c.StartByte() > pos {
-				blank(pos, c.StartByte())
-			}
-			c.Walk(func(x Node) bool { return visit(x, blank, maskString, keepStrings) })
-			pos = c.EndByte()
-		}
-		if pos < hi {
-			blank(pos, hi)
 		}
 	}
-	t.Root().Walk(func(n Node) bool { return visit(n, blank, maskString, keepStrings) })
 	return out
 }
 
-func visit(n Node, blank func(a, b int), maskString func(Node), keepStrings bool) bool {
-	typ := n.Type()
-	if IsComment(typ) {
-		blank(n.StartByte(), n.EndByte())
-		return false
+// maskString blanks a string literal's contents, keeping its delimiters
+// (anonymous first and last children — ", string_start/string_end — else
+// one byte each side) and its interpolations (code); strings nested in an
+// interpolation are captured, and masked, on their own.
+func maskString(n Node, blank func(a, b int)) {
+	a, b := n.StartByte(), n.EndByte()
+	cnt := n.ChildCount()
+	lo, hi := a+1, b-1
+	if cnt > 0 {
+		if f := n.Child(0); !f.IsNamed() || f.Type() == "string_start" {
+			lo = f.EndByte()
+		}
+		if l := n.Child(cnt - 1); cnt > 1 && (!l.IsNamed() || l.Type() == "string_end") {
+			hi = l.StartByte()
+		}
 	}
-	if IsString(typ) && !keepStrings {
-		maskString(n)
-		return false
+	if n.Type() == "heredoc_body" || n.Type() == "nowdoc_body" {
+		lo, hi = a, b
 	}
-	return true
+	if hi <= lo {
+		return
+	}
+	pos := lo
+	for i := 0; i < cnt; i++ {
+		c := n.Child(i)
+		if !interpolations[c.Type()] {
+			continue
+		}
+		if c.StartByte() > pos {
+			blank(pos, c.StartByte())
+		}
+		pos = c.EndByte()
+	}
+	if pos < hi {
+		blank(pos, hi)
+	}
+}
+
+var (
+	maskMu      sync.Mutex
+	maskQueries = map[string]*Query{}
+)
+
+// maskQuery is the query capturing every comment and string node type the
+// grammar has (node type names differ between grammars).
+func maskQuery(grammar string) *Query {
+	maskMu.Lock()
+	defer maskMu.Unlock()
+	if q, ok := maskQueries[grammar]; ok {
+		return q
+	}
+	lang := language(grammar)
+	if lang == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var alts []string
+	for i := uint32(0); i < lang.SymbolCount(); i++ {
+		sym := sitter.Symbol(i)
+		if lang.SymbolType(sym) != sitter.SymbolTypeRegular {
+			continue
+		}
+		name := lang.SymbolName(sym)
+		if seen[name] || !(IsComment(name) || IsString(name)) {
+			continue
+		}
+		seen[name] = true
+		alts = append(alts, "("+name+")")
+	}
+	var q *Query
+	if len(alts) > 0 {
+		sort.Strings(alts)
+		var err error
+		q, err = CompileQuery(grammar, "["+strings.Join(alts, " ")+"] @x")
+		if err != nil {
+			q = nil
+		}
+	}
+	maskQueries[grammar] = q
+	return q
 }
 
 // MaskLines is Mask split into lines (as many as the source has).

@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -316,10 +318,25 @@ type Query struct {
 	Grammar string
 	q       *sitter.Query
 	names   []string
+	preds   [][]predicate // by pattern index
+}
+
+// predicate is one #eq?/#not-eq?/#match?/#not-match? of a pattern,
+// resolved once at compile time: the binding's own filter re-reads every
+// predicate through cgo and recompiles each regexp on every match (and
+// panics on a bad one, which a user's rule pack may hold).
+type predicate struct {
+	negate   bool
+	left     uint32 // capture id
+	right    uint32 // capture id, when rightCap
+	rightCap bool
+	value    string
+	re       *regexp.Regexp // for match?
 }
 
 // CompileQuery compiles a query (S-expression patterns with #eq?,
-// #not-eq?, #match? and #not-match? predicates) for a grammar.
+// #not-eq?, #match? and #not-match? predicates) for a grammar. Another
+// predicate, or a #match? regexp that does not compile, is an error.
 func CompileQuery(grammar, src string) (*Query, error) {
 	lang := language(grammar)
 	if lang == nil {
@@ -333,7 +350,98 @@ func CompileQuery(grammar, src string) (*Query, error) {
 	for i := range names {
 		names[i] = q.CaptureNameForId(uint32(i))
 	}
-	return &Query{Grammar: grammar, q: q, names: names}, nil
+	out := &Query{Grammar: grammar, q: q, names: names, preds: make([][]predicate, q.PatternCount())}
+	for pi := range out.preds {
+		for _, steps := range q.PredicatesForPattern(uint32(pi)) {
+			p, err := parsePredicate(q, steps)
+			if err != nil {
+				q.Close()
+				return nil, fmt.Errorf("pattern %d: %w", pi+1, err)
+			}
+			out.preds[pi] = append(out.preds[pi], p)
+		}
+	}
+	return out, nil
+}
+
+func parsePredicate(q *sitter.Query, steps []sitter.QueryPredicateStep) (predicate, error) {
+	// steps: operator string, arguments..., done
+	if len(steps) > 0 && steps[len(steps)-1].Type == sitter.QueryPredicateStepTypeDone {
+		steps = steps[:len(steps)-1]
+	}
+	if len(steps) == 0 || steps[0].Type != sitter.QueryPredicateStepTypeString {
+		return predicate{}, errors.New("malformed predicate")
+	}
+	op := q.StringValueForId(steps[0].ValueId)
+	var p predicate
+	switch op {
+	case "eq?", "not-eq?", "match?", "not-match?":
+	default:
+		return p, fmt.Errorf("unsupported predicate #%s (supported: #eq?, #not-eq?, #match?, #not-match?)", op)
+	}
+	if len(steps) != 3 || steps[1].Type != sitter.QueryPredicateStepTypeCapture {
+		return p, fmt.Errorf("#%s takes a capture and one argument", op)
+	}
+	p.negate = strings.HasPrefix(op, "not-")
+	p.left = steps[1].ValueId
+	switch {
+	case steps[2].Type == sitter.QueryPredicateStepTypeCapture && strings.HasSuffix(op, "eq?"):
+		p.right, p.rightCap = steps[2].ValueId, true
+	case steps[2].Type == sitter.QueryPredicateStepTypeString:
+		p.value = q.StringValueForId(steps[2].ValueId)
+	default:
+		return p, fmt.Errorf("#%s: the second argument must be a string", op)
+	}
+	if strings.HasSuffix(op, "match?") {
+		re, err := regexp.Compile(p.value)
+		if err != nil {
+			return p, fmt.Errorf("#%s %q: %v", op, p.value, err)
+		}
+		p.re = re
+	}
+	return p, nil
+}
+
+// holds evaluates a pattern's predicates on a match, as tree-sitter's
+// reference implementations do: a text predicate holds when every capture
+// of its name satisfies it; a capture-to-capture #eq? compares the first
+// of each.
+func (q *Query) holds(pattern int, caps []sitter.QueryCapture, src []byte) bool {
+	if pattern < 0 || pattern >= len(q.preds) {
+		return true
+	}
+	text := func(n *sitter.Node) string { return string(src[n.StartByte():n.EndByte()]) }
+	for _, p := range q.preds[pattern] {
+		if p.rightCap {
+			var l, r *sitter.Node
+			for i := range caps {
+				if caps[i].Index == p.left && l == nil {
+					l = caps[i].Node
+				}
+				if caps[i].Index == p.right && r == nil {
+					r = caps[i].Node
+				}
+			}
+			if l != nil && r != nil && (text(l) == text(r)) == p.negate {
+				return false
+			}
+			continue
+		}
+		for i := range caps {
+			if caps[i].Index != p.left {
+				continue
+			}
+			t := text(caps[i].Node)
+			ok := t == p.value
+			if p.re != nil {
+				ok = p.re.MatchString(t)
+			}
+			if ok == p.negate {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Capture is one captured node of a match.
@@ -377,8 +485,7 @@ func (t *Tree) Matches(q *Query, from, to int) []Match {
 		if !ok {
 			break
 		}
-		m = qc.FilterPredicates(m, t.src)
-		if len(m.Captures) == 0 {
+		if len(m.Captures) == 0 || !q.holds(int(m.PatternIndex), m.Captures, t.src) {
 			continue
 		}
 		mm := Match{Pattern: int(m.PatternIndex)}

@@ -79,3 +79,36 @@ func TestParseGarbageIsBounded(t *testing.T) {
 		t.Fatal("garbage parsed without an error node")
 	}
 }
+
+func TestPredicates(t *testing.T) {
+	tr := mustParse(t, "python", "os.system(x)\nos.popen(y)\nsys.exit(0)\n")
+	count := func(q string) int {
+		t.Helper()
+		cq, err := CompileQuery("python", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tr.Matches(cq, 0, 0))
+	}
+	call := `(call function: (attribute object: (identifier) @o attribute: (identifier) @f)`
+	for _, c := range []struct {
+		q    string
+		want int
+	}{
+		{call + ` (#eq? @o "os")) @match`, 2},
+		{call + ` (#not-eq? @o "os")) @match`, 1},
+		{call + ` (#match? @f "^(system|exit)$")) @match`, 2},
+		{call + ` (#not-match? @f "^sys")) @match`, 2},
+		{call + ` (#eq? @o @f)) @match`, 0},
+	} {
+		if got := count(c.q); got != c.want {
+			t.Errorf("%s: %d matches, want %d", c.q, got, c.want)
+		}
+	}
+	// A user's bad regexp or an unknown predicate is an error, not a panic.
+	for _, q := range []string{call + ` (#match? @f "(")) @m`, call + ` (#any-of? @f "a" "b")) @m`} {
+		if _, err := CompileQuery("python", q); err == nil {
+			t.Errorf("%s: compiled", q)
+		}
+	}
+}
