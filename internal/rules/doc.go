@@ -36,6 +36,11 @@ vulnerable-code suites (bench/recall.sh, docs/quality-recall.md). A rule never s
 either is "unmeasured" and is at most ` + "`medium`" + `. Rules marked opt-in run only when
 listed in the config's ` + "`rules.enable`" + `; any rule can be turned off with ` + "`rules.disable`" + `.
 
+The secret rules are gitleaks' default rule set, run by its own detector on every added line of
+every text file; a provider key with a fixed format is critical, a keyword-and-entropy match
+high (both subject to the same precision gate). Under a test path a private key or a generic
+match is a fixture and is not reported (it is still redacted from every output).
+
 `)
 	type row struct{ pack, id, langs, sev, def, prec, title string }
 	var rows []row

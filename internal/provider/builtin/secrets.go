@@ -52,15 +52,24 @@ func secretHits(set *rules.Set, f *rules.File) []rules.Hit {
 			if m.Line < 1 || m.Line > len(block) || !set.Enabled(SecretRulePrefix+m.RuleID) {
 				continue
 			}
+			// Test code holds fake credentials by the thousand: a private
+			// key under a test path is a fixture (tests/certs/server.key),
+			// and so is a generic keyword-and-entropy match. Measured on
+			// real repositories, every such finding was a deliberate
+			// fixture, so they are not reported. A provider token with a
+			// fixed format is real until revoked, test file or not.
+			if test && (!m.Fixed || m.RuleID == "private-key") {
+				continue
+			}
 			endLine := min(max(m.EndLine, m.Line), len(block))
-			out = append(out, secretHit(f.Path, m, block[m.Line-1].No, block[endLine-1].No, test))
+			out = append(out, secretHit(f.Path, m, block[m.Line-1].No, block[endLine-1].No))
 		}
 		start = end
 	}
 	return out
 }
 
-func secretHit(path string, m secrets.Match, start, end int, test bool) rules.Hit {
+func secretHit(path string, m secrets.Match, start, end int) rules.Hit {
 	sev, conf := m.Severity, 0.9
 	if !m.Fixed {
 		conf = 0.75
@@ -70,14 +79,6 @@ func secretHit(path string, m secrets.Match, start, end int, test bool) rules.Hi
 	}
 	msg := "gitleaks rule " + m.RuleID + ": " + strings.TrimSpace(m.Description)
 	title := "Secret committed (" + m.RuleID + ")"
-	// Test code holds fake credentials by the thousand (fixture keys,
-	// sample tokens): a generic match or a private key there is advisory.
-	// A provider token with a fixed format keeps its severity: it is real
-	// until revoked, test file or not.
-	if test && (!m.Fixed || m.RuleID == "private-key") {
-		sev = "low"
-		msg += " This is test code, so it is reported as advisory (low)."
-	}
 	// Precision decides severity, as for the pack rules: high and critical
 	// need the rule's measured precision (internal/rules/precision.tsv).
 	sev = rules.GateSeverity(SecretRulePrefix+m.RuleID, sev)

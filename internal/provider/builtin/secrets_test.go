@@ -111,3 +111,21 @@ func TestSecretsDisabledByConfig(t *testing.T) {
 		t.Fatal("an unknown secrets id was accepted")
 	}
 }
+
+// A private key or a generic match under a test path is a fixture: not
+// reported; a fixed-format provider token there still is.
+func TestSecretsInTestFixtures(t *testing.T) {
+	s := builtinSet(t)
+	key := append(append([]string{"-----BEGIN RSA PRIVATE KEY-----"}, st.PEMBody("fixture-pem", "MIIEowIBAAKCAQEA", 8, 64, false)...), "-----END RSA PRIVATE KEY-----")
+	src := []byte(strings.Join(key, "\n") + "\n")
+	if hits := secretHits(s, rules.DiffFile("tests/certs/server.key", nil, src)); len(hits) != 0 {
+		t.Fatalf("fixture key: hits = %+v, want none", hits)
+	}
+	if hits := secretHits(s, rules.DiffFile("deploy/server.key", nil, src)); len(hits) != 1 {
+		t.Fatalf("production key: hits = %+v, want one", hits)
+	}
+	tok := []byte("TOKEN = \"ghp_R8d2kLq9Zt4Vb7Nw1Xc5Hy3Pm6Sj0Fa2Ge8u\"\n")
+	if hits := secretHits(s, rules.DiffFile("tests/test_client.py", nil, tok)); len(hits) != 1 {
+		t.Fatalf("provider token in a test: hits = %+v, want one", hits)
+	}
+}
