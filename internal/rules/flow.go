@@ -181,7 +181,6 @@ func compiledQuery(m map[string]string, g string) *syntax.Query {
 	return q
 }
 
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
