@@ -399,6 +399,10 @@ var (
 	printfFns  = setOf("Sprintf", "format", "sprintf", "Format", "formatted", "Errorf")
 	printfVerb = regexp.MustCompile(`%[-+ #0-9.*]*([a-zA-Z%])`)
 	concatOps  = setOf("+", "%", ".", "<<")
+	// Containers whose elements a format or concatenation puts in the text.
+	fmtContainers = setOf("tuple", "list", "dictionary", "hash", "object", "array", "array_creation_expression",
+		"array_element_initializer")
+	splatTypes = setOf("dictionary_splat", "list_splat", "splat_argument", "hash_splat_argument", "spread_element")
 	identTail  = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*$`)
 	allCaps    = regexp.MustCompile(`^\$?[A-Z][A-Z0-9_]+$`)
 )
@@ -576,13 +580,74 @@ func (tr *tracer) interp(p syntax.Node, depth int) taint {
 func (tr *tracer) concat(n syntax.Node, parts []syntax.Node, depth int) taint {
 	var v taint
 	for _, p := range parts {
-		v.merge(tr.eval(p, depth+1))
+		v.merge(tr.fmtPart(p, depth+1))
 	}
 	if v.kind != kConst {
 		v.kind = kBuilt
 		v.add(n, kBuilt)
+		v.texts = append(v.texts, tr.boundTexts(parts)...)
 	}
 	return v
+}
+
+// fmtPart evaluates a value formatted or concatenated into a string. A
+// container there ("%s %s" % (a, b), "{a}".format(**{"a": x}), a dict
+// or tuple bound to a name) puts its elements' values into the text, so
+// they count as such (eval keeps a container itself opaque: a sink given
+// a list binds its elements).
+func (tr *tracer) fmtPart(p syntax.Node, depth int) taint {
+	if p.IsNull() || depth > maxDepth {
+		return taint{kind: kUnknown}
+	}
+	typ := p.Type()
+	if splatTypes[typ] && p.NamedChildCount() == 1 {
+		return tr.fmtPart(p.NamedChild(0), depth+1)
+	}
+	if identTypes[typ] && !tr.inSource(p) {
+		defs, _, _ := tr.resolve(p)
+		if len(defs) == 1 && !defs[0].appendOp && !defs[0].value.IsNull() && fmtContainers[defs[0].value.Type()] {
+			w := tr.fmtPart(defs[0].value, depth+1)
+			if w.kind == kBuilt || w.source {
+				w.add(defs[0].stmt, kBuilt)
+			}
+			return w
+		}
+		return tr.eval(p, depth)
+	}
+	if !fmtContainers[typ] || tr.inSource(p) {
+		return tr.eval(p, depth)
+	}
+	var v taint
+	for _, c := range namedChildren(p) {
+		if c.Type() == "pair" {
+			c = c.Field("value")
+		}
+		v.merge(tr.fmtPart(c, depth+1))
+	}
+	return v
+}
+
+// boundTexts is the text that the identifiers among parts are bound to
+// (a format string or SQL fragment held in a constant or a variable:
+// fmt.Sprintf(tmpl, x), String.format(sql, x), query % x), for
+// value_pattern: the construction's own text only names them.
+func (tr *tracer) boundTexts(parts []syntax.Node) []string {
+	var out []string
+	for _, p := range parts {
+		for wrapTypes[p.Type()] && p.NamedChildCount() == 1 {
+			p = p.NamedChild(0)
+		}
+		if !identTypes[p.Type()] {
+			continue
+		}
+		defs, _, _ := tr.resolve(p)
+		for _, d := range defs {
+			if !d.value.IsNull() {
+				out = append(out, d.value.Text())
+			}
+		}
+	}
+	return out
 }
 
 func (tr *tracer) call(n syntax.Node, depth int) taint {
@@ -619,7 +684,7 @@ func (tr *tracer) call(n syntax.Node, depth int) taint {
 		// .append of constants).
 		var v taint
 		for _, p := range argv {
-			v.merge(tr.eval(p, depth+1))
+			v.merge(tr.fmtPart(p, depth+1))
 		}
 		if !recv.IsNull() && !tr.unresolved(recv) {
 			if w := tr.eval(recv, depth+1); w.kind == kBuilt || w.source {
@@ -629,6 +694,11 @@ func (tr *tracer) call(n syntax.Node, depth int) taint {
 		if v.kind != kConst {
 			v.kind = kBuilt
 			v.add(n, kBuilt)
+			parts := argv
+			if !recv.IsNull() {
+				parts = append([]syntax.Node{recv}, argv...)
+			}
+			v.texts = append(v.texts, tr.boundTexts(parts)...)
 		}
 		return v
 	case passFns[last]:
@@ -657,6 +727,20 @@ func (tr *tracer) call(n syntax.Node, depth int) taint {
 // verbs are all numeric (%d, %f, %x, ...): what it formats cannot carry
 // SQL or shell syntax.
 func numericVerbsOnly(tr *tracer, n syntax.Node) bool {
+	return numericVerbsAt(tr, n, 0)
+}
+
+func numericVerbsAt(tr *tracer, n syntax.Node, depth int) bool {
+	if identTypes[n.Type()] && depth < 3 {
+		// a template held in a name: every value bound to it
+		defs, _, _ := tr.resolve(n)
+		for _, d := range defs {
+			if d.appendOp || d.value.IsNull() || !numericVerbsAt(tr, d.value, depth+1) {
+				return false
+			}
+		}
+		return len(defs) > 0
+	}
 	if !strTypes[n.Type()] || tr.eval(n, maxDepth).kind != kConst {
 		return false
 	}

@@ -322,6 +322,61 @@ func Run(cmdline string) error {
 	})
 }
 
+// A format string held in a name (a constant or a local) is the text
+// value_pattern reads; values put in a tuple/dict that a format or %
+// consumes count as formatted into the string.
+func TestFlowBoundFormatAndContainers(t *testing.T) {
+	runFlowCases(t, []flowCase{
+		{name: "java String.format with a local template", path: "src/main/java/a/Inv.java", code: `class Inv {
+  void purge(Statement st, String owner) throws Exception {
+    String tmpl = "DELETE FROM invoices WHERE owner = '%s'";
+    st.executeUpdate(String.format(tmpl, owner));
+  }
+}
+`, want: []string{"sec.sql-concat@4 unk"}},
+		{name: "java String.format with a non-SQL template", path: "src/main/java/a/Inv.java", code: `class Inv {
+  void note(Statement st, String owner) throws Exception {
+    String tmpl = "invoice-%s";
+    st.execute(String.format(tmpl, owner));
+  }
+}
+`},
+		{name: "go Sprintf with a file-level const template", path: "store/inv.go", code: `package store
+
+const listTmpl = "SELECT id FROM invoices ORDER BY %s"
+
+func List(db *sql.DB, col string) {
+	db.Query(fmt.Sprintf(listTmpl, col))
+}
+`, want: []string{"sec.sql-concat@6 unk"}},
+		{name: "go Sprintf with a const template of numbers only", path: "store/inv.go", code: `package store
+
+const pageTmpl = "SELECT id FROM invoices LIMIT %d"
+
+func Page(db *sql.DB, n int) {
+	db.Query(fmt.Sprintf(pageTmpl, n))
+	db.Query(listAll)
+}
+`},
+		{name: "python % on a named template with a dict of request values", path: "app/inv.py", code: `TMPL = "SELECT * FROM invoices WHERE ref = '%(ref)s'"
+
+def find(cur, request):
+    cur.execute(TMPL % {"ref": request.args["ref"]})
+`, want: []string{"sec.sql-fstring-python@4 src"}},
+		{name: "python format(**dict) of a request value bound to a name", path: "app/inv.py", code: `def find(cur, request):
+    args = {"ref": request.form["ref"]}
+    cur.execute("SELECT * FROM invoices WHERE ref = '{ref}'".format(**args))
+`, want: []string{"sec.sql-fstring-python@3 src"}},
+		{name: "python tuple of a request value after %", path: "app/inv.py", code: `def find(cur, request):
+    cur.execute("DELETE FROM invoices WHERE ref = '%s'" % (request.args["ref"],))
+`, want: []string{"sec.sql-fstring-python@2 src"}},
+		{name: "python dict of constants, and bind parameters in a dict", path: "app/inv.py", code: `def find(cur, request):
+    cur.execute("SELECT * FROM invoices WHERE kind = '%(k)s'" % {"k": "paid"})
+    cur.execute("SELECT * FROM invoices WHERE ref = %(ref)s", {"ref": request.args["ref"]})
+`},
+	})
+}
+
 // The construction changed but the sink did not: one finding at the sink
 // (nearby context), with the construction as the supporting span.
 func TestFlowSupportSpan(t *testing.T) {
