@@ -107,7 +107,8 @@ while IFS=$'\t' read -r name commit upstream envvar _; do
     fi
   fi
   jq -r --arg suite "$name" '.findings[] |
-      [$suite, .rule_id, .path, (.start_line|tostring), ((.end_line // .start_line)|tostring)] | @tsv' \
+      [$suite, .rule_id, .path, (.start_line|tostring), ((.end_line // .start_line)|tostring),
+       ((.supporting_span.start_line // 0)|tostring), ((.supporting_span.end_line // 0)|tostring)] | @tsv' \
     "$repo/.artifacts/diffpal/findings.json" >"$dir/findings.tsv"
   echo "  $name @ ${commit:0:12}: $(wc -l <"$dir/findings.tsv") findings in $((SECONDS - t0))s" >&2
   ran="$ran $name"

@@ -14,6 +14,7 @@ import (
 type finding struct {
 	suite, rule, path string
 	start, end        int
+	supStart, supEnd  int // supporting span (0: none)
 	subjects          []string
 }
 
@@ -108,6 +109,12 @@ func scoreMain(args []string) error {
 			en = st
 		}
 		f := &finding{suite: c[0], rule: c[1], path: c[2], start: st, end: en, subjects: subjectsOf(ours, c[1])}
+		// A data-flow finding sits on the sink; its supporting span is
+		// where the value was built, the line a suite may annotate.
+		if len(c) >= 7 {
+			f.supStart, _ = strconv.Atoi(c[5])
+			f.supEnd, _ = strconv.Atoi(c[6])
+		}
 		if len(f.subjects) > 0 {
 			bySuite[f.suite] = append(bySuite[f.suite], f)
 		}
@@ -127,7 +134,8 @@ func scoreMain(args []string) error {
 		if f.path != it.Path {
 			return false
 		}
-		return it.Start == 0 || (f.start <= it.End && f.end >= it.Start)
+		return it.Start == 0 || (f.start <= it.End && f.end >= it.Start) ||
+			(f.supStart > 0 && f.supStart <= it.End && f.supEnd >= it.Start)
 	}
 	type sk struct{ suite, subject string }
 	table := map[sk]*counts{}
