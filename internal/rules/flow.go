@@ -241,15 +241,7 @@ func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 		if fr.value != nil && !fr.value.MatchString(strings.Join(v.texts, "\n")) {
 			continue
 		}
-		first, last := 0, 0
-		for l := sink.StartLine(); l <= sink.EndLine(); l++ {
-			if added[l] {
-				if first == 0 {
-					first = l
-				}
-				last = l
-			}
-		}
+		first, last := addedWithin(sink, added)
 		context := false
 		if first == 0 {
 			for _, s := range v.spans {

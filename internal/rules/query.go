@@ -236,15 +236,7 @@ func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
 			if seen[at.StartByte()] {
 				continue
 			}
-			first, last := 0, 0
-			for l := at.StartLine(); l <= at.EndLine(); l++ {
-				if added[l] {
-					if first == 0 {
-						first = l
-					}
-					last = l
-				}
-			}
+			first, last := addedWithin(at, added)
 			if first == 0 {
 				continue
 			}
@@ -255,6 +247,20 @@ func (r *Rule) matchQuery(fc *fileCtx, t *syntax.Tree) []Hit {
 		}
 	}
 	return hits
+}
+
+// addedWithin is the first and last added line inside node n (0, 0 when
+// none is): where a finding on n is placed.
+func addedWithin(n syntax.Node, added map[int]bool) (first, last int) {
+	for l := n.StartLine(); l <= n.EndLine(); l++ {
+		if added[l] {
+			if first == 0 {
+				first = l
+			}
+			last = l
+		}
+	}
+	return first, last
 }
 
 // addedRuns groups added line numbers into [from, to] runs.
