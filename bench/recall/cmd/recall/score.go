@@ -134,8 +134,13 @@ func scoreMain(args []string) error {
 		if f.path != it.Path {
 			return false
 		}
-		return it.Start == 0 || (f.start <= it.End && f.end >= it.Start) ||
-			(f.supStart > 0 && f.supStart <= it.End && f.supEnd >= it.Start)
+		if it.Start == 0 || (f.start <= it.End && f.end >= it.Start) {
+			return true
+		}
+		// On an expected positive, the finding's supporting span (where a
+		// data-flow value was built) counts as well; an expected negative
+		// is only contradicted by the lines the finding is reported on.
+		return it.Kind == "pos" && f.supStart > 0 && f.supStart <= it.End && f.supEnd >= it.Start
 	}
 	type sk struct{ suite, subject string }
 	table := map[sk]*counts{}
