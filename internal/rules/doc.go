@@ -50,12 +50,10 @@ match is a fixture and is not reported (it is still redacted from every output).
 			langs = strings.Join(r.Languages, ", ")
 		}
 		if len(r.Query) > 0 {
-			var ks []string
-			for k := range r.Query {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			langs = strings.Join(ks, ", ") + " (syntax tree)"
+			langs = strings.Join(sortedKeys(r.Query), ", ") + " (syntax tree)"
+		}
+		if r.Flow != nil {
+			langs = strings.Join(sortedKeys(r.Flow.Sink), ", ") + " (data flow)"
 		}
 		def := "on"
 		if r.OptIn {
