@@ -117,7 +117,7 @@ func compileFlow(r *Rule, eager bool) error {
 		return err
 	}
 	if f.ValuePattern != "" {
-		fr.valueLits, fr.valueFold = requiredLiterals(f.ValuePattern)
+		fr.valueLits, fr.valueFold = requiredLiteralsMin(f.ValuePattern, 1)
 	}
 	if u := f.UnknownOrigin; u != nil {
 		if !fr.hasSources {

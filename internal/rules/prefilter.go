@@ -11,6 +11,13 @@ import (
 // no such literals of two or more bytes (then every line goes to the
 // regexp). fold reports case-insensitive literals, returned lower-cased.
 func requiredLiterals(pattern string) (lits []string, fold bool) {
+	return requiredLiteralsMin(pattern, 2)
+}
+
+// requiredLiteralsMin is requiredLiterals accepting literals of minLen
+// bytes or more: a one-byte literal is no use to scan lines for, but it
+// still rules out a whole file (a markup value needs a "<").
+func requiredLiteralsMin(pattern string, minLen int) (lits []string, fold bool) {
 	re, err := rsyntax.Parse(pattern, rsyntax.Perl)
 	if err != nil {
 		return nil, false
@@ -20,7 +27,7 @@ func requiredLiterals(pattern string) (lits []string, fold bool) {
 		return nil, false
 	}
 	for _, l := range set {
-		if len(l.s) < 2 {
+		if len(l.s) < minLen {
 			return nil, false
 		}
 		fold = fold || l.fold
