@@ -46,6 +46,19 @@ type Flow struct {
 	// TrustedPaths are globs of code run by maintainers (build and
 	// release scripts): there only a source-derived value is reported.
 	TrustedPaths []string `yaml:"trusted_paths,omitempty"`
+	// ParamOrigin, when set, also reports a value that is, as is (or
+	// through copies), a string-typed parameter of the enclosing
+	// function, in the languages listed, at this severity and
+	// confidence: a query or script handed in whole by the caller (a
+	// DAO helper's `String sql`), weaker evidence than a built value.
+	ParamOrigin *ParamLevel `yaml:"param_origin,omitempty"`
+}
+
+// ParamLevel is flow.param_origin.
+type ParamLevel struct {
+	Languages  []string `yaml:"languages"`
+	Severity   string   `yaml:"severity"`
+	Confidence float64  `yaml:"confidence"`
 }
 
 // FlowLevel is the severity and confidence of a finding of unknown origin.
@@ -64,8 +77,9 @@ type flowRule struct {
 	lits       []string // nil: always parse
 	// valueLits prefilter value_pattern (every reported value's text
 	// matches it, and that text is in the file): nil when none derive.
-	valueLits []string
-	valueFold bool
+	valueLits     []string
+	valueFold     bool
+	paramGrammars map[string]bool // grammars where param_origin applies
 }
 
 // compileFlow compiles r.Flow into r.c.flow.
@@ -116,7 +130,7 @@ func compileFlow(r *Rule, eager bool) error {
 	if fr.value, err = compileRE("flow.value_pattern", f.ValuePattern); err != nil {
 		return err
 	}
-	if f.ValuePattern != "" {
+	if f.ValuePattern != "" && f.ParamOrigin == nil { // a parameter used as is has no text to match
 		fr.valueLits, fr.valueFold = requiredLiteralsMin(f.ValuePattern, 1)
 	}
 	if u := f.UnknownOrigin; u != nil {
@@ -128,6 +142,27 @@ func compileFlow(r *Rule, eager bool) error {
 		}
 		if u.Confidence <= 0 || u.Confidence > 1 {
 			return ferr("flow.unknown_origin.confidence", "must be in (0, 1]")
+		}
+	}
+	if p := f.ParamOrigin; p != nil {
+		if len(p.Languages) == 0 {
+			return ferr("flow.param_origin.languages", "required: the languages whose typed string parameters count")
+		}
+		if !contains(Severities, p.Severity) {
+			return ferr("flow.param_origin.severity", "unknown severity %q", p.Severity)
+		}
+		if p.Confidence <= 0 || p.Confidence > 1 {
+			return ferr("flow.param_origin.confidence", "must be in (0, 1]")
+		}
+		fr.paramGrammars = map[string]bool{}
+		for _, l := range p.Languages {
+			gs := grammarsOf(l)
+			if len(gs) == 0 {
+				return ferr("flow.param_origin.languages", "no grammar for language %q", l)
+			}
+			for _, g := range gs {
+				fr.paramGrammars[g] = true
+			}
 		}
 	}
 	for i, g := range f.TrustedPaths {
@@ -212,7 +247,7 @@ func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 			trusted = true
 		}
 	}
-	tr := &tracer{fr: fr, t: t}
+	tr := &tracer{fr: fr, t: t, params: fr.paramGrammars[t.Grammar]}
 	var hits []Hit
 	seen := map[int]bool{}
 	for _, m := range t.Matches(q, 0, 0) {
@@ -221,7 +256,7 @@ func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 			continue
 		}
 		var v taint
-		dynamic := false
+		dynamic, byParam := false, false
 		for _, c := range m.Captures {
 			if c.Name != "arg" && c.Name != "code" {
 				continue
@@ -234,11 +269,16 @@ func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 				}
 				break
 			}
+			if v.param && v.kind == kUnknown && !tr.preparedReceiver(sink) {
+				// a string parameter used as is: the caller's value
+				dynamic, byParam = true, true
+				break
+			}
 		}
-		if !dynamic || (trusted && !v.source) || (fr.hasSources && !v.source && r.Flow.UnknownOrigin == nil) {
+		if !dynamic || (trusted && !v.source) || (!byParam && fr.hasSources && !v.source && r.Flow.UnknownOrigin == nil) {
 			continue
 		}
-		if fr.value != nil && !fr.value.MatchString(strings.Join(v.texts, "\n")) {
+		if !byParam && fr.value != nil && !fr.value.MatchString(strings.Join(v.texts, "\n")) {
 			continue
 		}
 		first, last := addedWithin(sink, added)
@@ -270,7 +310,14 @@ func (r *Rule) matchFlow(fc *fileCtx, t *syntax.Tree) []Hit {
 			}
 			h.SupportStart, h.SupportEnd = lo, hi
 		}
-		if fr.hasSources && !v.source {
+		if byParam {
+			p := r.Flow.ParamOrigin
+			if sevRank(p.Severity) < sevRank(h.Severity) {
+				h.Severity = p.Severity
+			}
+			h.Confidence = p.Confidence
+			h.Message = strings.TrimSpace(h.Message + " The value is a parameter used as is; every caller must pass a constant or safely built statement.")
+		} else if fr.hasSources && !v.source {
 			u := r.Flow.UnknownOrigin
 			if sevRank(u.Severity) < sevRank(h.Severity) {
 				h.Severity = u.Severity // never above the (gated, advisory) rule severity
@@ -295,6 +342,7 @@ const (
 type taint struct {
 	kind   int
 	source bool
+	param  bool     // a string-typed parameter (params tracer), as is or copied
 	spans  [][2]int // lines of the constructions and assignments it was traced to
 	texts  []string // their raw text
 }
@@ -311,6 +359,7 @@ func (v *taint) add(n syntax.Node, kind int) {
 func (v *taint) merge(w taint) {
 	v.kind = max(v.kind, w.kind)
 	v.source = v.source || w.source
+	v.param = v.param || w.param
 	v.spans = append(v.spans, w.spans...)
 	v.texts = append(v.texts, w.texts...)
 }
@@ -319,6 +368,7 @@ type tracer struct {
 	fr      *flowRule
 	t       *syntax.Tree
 	srcDone bool
+	params  bool     // param_origin applies to this grammar
 	srcs    [][2]int // byte ranges of @source nodes
 }
 
@@ -766,7 +816,7 @@ func (tr *tracer) ident(n syntax.Node, depth int) taint {
 	defs, param, scoped := tr.resolve(n)
 	if len(defs) == 0 {
 		if !param.IsNull() {
-			return taint{kind: kUnknown, source: tr.inSource(param)}
+			return taint{kind: kUnknown, source: tr.inSource(param), param: tr.params && stringParam(param)}
 		}
 		if !scoped && allCaps.MatchString(n.Text()) {
 			return taint{} // a constant by convention (imported)
@@ -804,6 +854,53 @@ func (tr *tracer) ident(n syntax.Node, depth int) taint {
 		v.kind = kUnknown // only appends to a parameter
 	}
 	return v
+}
+
+// preparedCallee names calls that yield a prepared query object, whose
+// execute(x) binds x as a parameter value (JDO, JPA, JDBC).
+var preparedCallee = regexp.MustCompile(`(?i)(?:^|\.)(?:prepare\w*|new\w*Query|create\w*Query|query)$`)
+
+// preparedReceiver reports whether sink is a call on a variable bound
+// (only) to a prepared query object: q = pm.newQuery(...); q.execute(x).
+func (tr *tracer) preparedReceiver(sink syntax.Node) bool {
+	recv := receiverOf(sink)
+	if recv.IsNull() || !identTypes[recv.Type()] {
+		return false
+	}
+	defs, _, _ := tr.resolve(recv)
+	for _, d := range defs {
+		val := d.value
+		if val.IsNull() || !callTypes[val.Type()] {
+			return false
+		}
+		args := argsOf(val)
+		end := val.EndByte()
+		if !args.IsNull() {
+			end = args.StartByte()
+		}
+		if !preparedCallee.MatchString(strings.TrimSpace(string(tr.t.Source()[val.StartByte():end]))) {
+			return false
+		}
+	}
+	return len(defs) > 0
+}
+
+// stringParam reports whether parameter identifier p is declared with a
+// string type (Java/Kotlin/C# String, string, CharSequence).
+func stringParam(p syntax.Node) bool {
+	decl := p.Parent()
+	if decl.IsNull() {
+		return false
+	}
+	ty := decl.Field("type")
+	if ty.IsNull() {
+		return false
+	}
+	switch strings.TrimSpace(ty.Text()) {
+	case "String", "string", "CharSequence", "java.lang.String":
+		return true
+	}
+	return false
 }
 
 // flowDef is one assignment to a name.

@@ -440,10 +440,54 @@ rules:
 		{"    flow:\n      sink: {python: '(call) @sink @arg'}\n      sources: {python: '(call) @source'}\n      unknown_origin: {severity: huge, confidence: 0.5}\n", "unknown severity"},
 		{"    flow:\n      sink: {python: '(call) @sink @arg'}\n      sanitizers: ['(']\n", "flow.sanitizers[0]"},
 		{"    scope: file\n    flow:\n      sink: {python: '(call) @sink @arg'}\n", "only valid with scope: added"},
+		{"    flow:\n      sink: {python: '(call) @sink @arg'}\n      param_origin: {severity: low, confidence: 0.5}\n", "flow.param_origin.languages"},
+		{"    flow:\n      sink: {python: '(call) @sink @arg'}\n      param_origin: {languages: [python], severity: low, confidence: 2}\n", "flow.param_origin.confidence"},
 	} {
 		_, err := LoadPacks([]string{"p.yaml"}, [][]byte{[]byte(base + c.extra)})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "rule t.f") {
 			t.Errorf("%q: err = %v, want one naming rule t.f and %q", c.extra, err, c.want)
 		}
 	}
+}
+
+// param_origin: a string-typed parameter handed to the sink as is (or
+// through a copy) is reported at the low level; not a non-string
+// parameter, not an argument bound on a prepared query object, not in a
+// language the rule does not list.
+func TestFlowParamOrigin(t *testing.T) {
+	runFlowCases(t, []flowCase{
+		{name: "java param copy", path: "src/main/java/a/Dao.java", code: `class Dao {
+  void wipe(Statement st, String where) throws SQLException {
+    String stmt = where;
+    st.executeUpdate(stmt);
+  }
+}
+`, want: []string{"sec.sql-concat@4 low"}},
+		{name: "java int param", path: "src/main/java/a/Dao.java", code: `class Dao {
+  void wipe(Statement st, Integer where) throws SQLException {
+    st.executeUpdate(where);
+  }
+}
+`},
+		{name: "java prepared receiver binds", path: "src/main/java/a/Dao.java", code: `class Dao {
+  void one(Connection c, String id) throws SQLException {
+    PreparedStatement ps = c.prepareStatement("DELETE FROM t WHERE id = ?");
+    ps.execute(id);
+  }
+}
+`},
+		{name: "go not listed", path: "store/run.go", code: `package store
+
+func Run(db *sql.DB, q string) error {
+	_, err := db.Exec(q)
+	return err
+}
+`},
+		{name: "csharp process param", path: "Ops/Run.cs", code: `class Run {
+  void Go(string exe) {
+    Process.Start(exe);
+  }
+}
+`, want: []string{"sec.command-injection-csharp@3 low"}},
+	})
 }
