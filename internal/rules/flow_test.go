@@ -20,6 +20,11 @@ func runFlowCases(t *testing.T, cases []flowCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runFlowCasesOn(t, s, cases)
+}
+
+func runFlowCasesOn(t *testing.T, s *Set, cases []flowCase) {
+	t.Helper()
 	for _, c := range cases {
 		var old []byte
 		if c.before != "" {
@@ -454,8 +459,28 @@ rules:
 // through a copy) is reported at the low level; not a non-string
 // parameter, not an argument bound on a prepared query object, not in a
 // language the rule does not list.
+// param_origin is not set in the built-in packs (audit-style); a user
+// pack sets it: here, the injection pack with it added to two rules.
 func TestFlowParamOrigin(t *testing.T) {
-	runFlowCases(t, []flowCase{
+	packs, err := BuiltinPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(packs["injection.yaml"])
+	for _, c := range []struct{ id, lang string }{{"sec.sql-concat", "java"}, {"sec.command-injection-csharp", "csharp"}} {
+		i := strings.Index(src, "  - id: "+c.id+"\n")
+		j := strings.Index(src[i:], "    flow:\n")
+		if i < 0 || j < 0 {
+			t.Fatalf("%s: no flow in the injection pack", c.id)
+		}
+		at := i + j + len("    flow:\n")
+		src = src[:at] + "      param_origin: {languages: [" + c.lang + "], severity: low, confidence: 0.5}\n" + src[at:]
+	}
+	s, err := LoadPacks([]string{"injection+param_origin"}, [][]byte{[]byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFlowCasesOn(t, s, []flowCase{
 		{name: "java param copy", path: "src/main/java/a/Dao.java", code: `class Dao {
   void wipe(Statement st, String where) throws SQLException {
     String stmt = where;
