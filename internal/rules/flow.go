@@ -401,8 +401,9 @@ var (
 	identTypes = setOf("identifier", "simple_identifier", "variable_name", "interpolated_identifier")
 	binTypes   = setOf("binary_operator", "binary_expression", "binary", "additive_expression", "multiplicative_expression",
 		"boolean_operator", "elvis_expression", "disjunction_expression", "conjunction_expression")
-	ternTypes = setOf("conditional_expression", "ternary_expression", "conditional", "if_expression")
-	wrapTypes = setOf("parenthesized_expression", "argument", "value_argument", "await_expression", "non_null_expression",
+	rubyIfTypes = setOf("if", "unless", "elsif", "case", "when")
+	ternTypes   = setOf("conditional_expression", "ternary_expression", "conditional", "if_expression")
+	wrapTypes   = setOf("parenthesized_expression", "argument", "value_argument", "await_expression", "non_null_expression",
 		"as_expression", "satisfies_expression", "type_assertion", "cast_expression", "keyword_argument",
 		"expression_list", "parenthesized_statements", "spread_element", "list_splat", "splat_argument", "named_argument")
 	callTypes = setOf("call", "call_expression", "new_expression", "method_invocation", "object_creation_expression",
@@ -547,6 +548,21 @@ func (tr *tracer) eval(n syntax.Node, depth int) taint {
 		}
 		for _, b := range branches {
 			if !b.IsNull() {
+				v.merge(tr.eval(b, depth+1))
+			}
+		}
+		return v
+	case rubyIfTypes[typ]:
+		// Ruby's if/unless/case as a value: each branch yields its last
+		// statement (y = if c then params[:x]; "a" else "b" end is "a" or "b").
+		var v taint
+		for _, b := range namedChildren(n) {
+			switch b.Type() {
+			case "then", "else":
+				if ch := namedChildren(b); len(ch) > 0 {
+					v.merge(tr.eval(ch[len(ch)-1], depth+1))
+				}
+			case "elsif", "when":
 				v.merge(tr.eval(b, depth+1))
 			}
 		}

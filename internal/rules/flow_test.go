@@ -516,3 +516,35 @@ func Run(db *sql.DB, q string) error {
 `, want: []string{"sec.command-injection-csharp@3 low"}},
 	})
 }
+
+// A Ruby if/case used as a value yields each branch's last statement,
+// not every statement of its branches.
+func TestFlowRubyIfValue(t *testing.T) {
+	runFlowCases(t, []flowCase{
+		{name: "ruby if value: request reads in branches, constants returned", path: "app/controllers/p_controller.rb", code: `class PController
+  def show
+    y = if c
+      params[:x]
+      "blah"
+    elsif d
+      "a"
+    else
+      params[:y]
+      "blah"
+    end
+    Product.last("blah = '#{y}'")
+  end
+end
+`},
+		{name: "ruby case value: a branch returns a request value", path: "app/controllers/p_controller.rb", code: `class PController
+  def show
+    y = case kind
+        when "a" then "name"
+        else params[:sort]
+        end
+    Product.find(:all, :order => y)
+  end
+end
+`, want: []string{"sec.sql-finder-options-ruby@7 src"}},
+	})
+}
