@@ -41,6 +41,15 @@ type sigChange struct {
 // a modified file. Only files where a changed line may lie in a
 // signature are parsed.
 func signatureChanges(fc *fileCtx) []sigChange {
+	// The change-level check and ChangedSymbols (the evidence's context)
+	// both ask; the two parses are done once.
+	if !fc.sigsDone {
+		fc.sigs, fc.sigsDone = computeSignatureChanges(fc), true
+	}
+	return fc.sigs
+}
+
+func computeSignatureChanges(fc *fileCtx) []sigChange {
 	f := fc.f
 	g := treeGrammar(f)
 	if g == "" || f.Content == nil || f.Status == "deleted" || f.Status == "added" || len(f.Added)+len(f.Removed) == 0 || vendoredOrGenerated(f) {

@@ -124,9 +124,6 @@ func (d *sigDef) describe(lang string) string {
 // treeGrammar is the grammar used for signatures, "" when the file is
 // read lexically.
 func treeGrammar(f *File) string {
-	if strings.HasSuffix(strings.ToLower(f.Path), ".erb") {
-		return ""
-	}
 	switch f.Language {
 	case "go", "python", "javascript", "typescript", "java", "kotlin", "ruby", "php", "csharp":
 		return syntax.Grammar(f.Language, f.Path)

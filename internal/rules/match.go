@@ -33,6 +33,9 @@ type fileCtx struct {
 
 	treeDone bool
 	tree     *syntax.Tree // nil without a grammar, Content or cgo parse
+
+	sigsDone bool
+	sigs     []sigChange // signature changes (explorer_check.go), once computed
 }
 
 func newFileCtx(f *File) *fileCtx {

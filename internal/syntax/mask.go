@@ -11,8 +11,14 @@ import (
 )
 
 // Grammar names the grammar for a diffpal language id and path, or ""
-// when none is bundled: .tsx files take the TSX grammar.
+// when none is bundled (or the file is an ERB template): .tsx files take
+// the TSX grammar.
 func Grammar(lang, path string) string {
+	// An ERB template is HTML with Ruby inside (DetectLanguage calls it
+	// ruby for the lexical rules); the Ruby grammar would misread it.
+	if strings.HasSuffix(strings.ToLower(path), ".erb") {
+		return ""
+	}
 	if lang == "typescript" && (strings.HasSuffix(path, ".tsx") || strings.HasSuffix(path, ".TSX")) {
 		return "tsx"
 	}
@@ -24,9 +30,6 @@ func Grammar(lang, path string) string {
 	}
 	return ""
 }
-
-// Available reports whether this build parses with tree-sitter.
-func Available() bool { return true }
 
 // interpolation node types: code inside a string, masked as code.
 var interpolations = map[string]bool{
@@ -53,11 +56,11 @@ var stringTypes = map[string]bool{
 	"multi_line_string_literal": true, "regex": true,
 }
 
-// IsComment reports whether a node type is a comment.
-func IsComment(typ string) bool { return strings.Contains(typ, "comment") }
+// isComment reports whether a node type is a comment.
+func isComment(typ string) bool { return strings.Contains(typ, "comment") }
 
-// IsString reports whether a node type is a string literal.
-func IsString(typ string) bool { return stringTypes[typ] }
+// isString reports whether a node type is a string literal.
+func isString(typ string) bool { return stringTypes[typ] }
 
 // Mask returns the source with comments and the contents of string
 // literals replaced by spaces, keeping every newline, every column and
@@ -85,7 +88,7 @@ func (t *Tree) Mask() []byte {
 		for _, c := range m.Captures {
 			n := c.Node
 			switch {
-			case IsComment(n.Type()):
+			case isComment(n.Type()):
 				blank(n.StartByte(), n.EndByte())
 			case !keepStrings:
 				maskString(n, blank)
@@ -158,7 +161,7 @@ func maskQuery(grammar string) *Query {
 			continue
 		}
 		name := lang.SymbolName(sym)
-		if seen[name] || !(IsComment(name) || IsString(name)) {
+		if seen[name] || !(isComment(name) || isString(name)) {
 			continue
 		}
 		seen[name] = true

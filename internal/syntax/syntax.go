@@ -216,14 +216,6 @@ func (n Node) EndLine() int {
 	return int(p.Row) + 1
 }
 
-// StartColumn is the node's first byte column (0-based).
-func (n Node) StartColumn() int {
-	if n.n == nil {
-		return 0
-	}
-	return int(n.n.StartPoint().Column)
-}
-
 // Parent is the node's parent (null at the root).
 func (n Node) Parent() Node {
 	if n.n == nil {

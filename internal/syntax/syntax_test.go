@@ -65,7 +65,7 @@ func TestQueryOverChangedLines(t *testing.T) {
 }
 
 func TestGrammar(t *testing.T) {
-	for _, c := range [][3]string{{"typescript", "a/b.tsx", "tsx"}, {"typescript", "a.ts", "typescript"}, {"go", "x.go", "go"}, {"swift", "x.swift", ""}} {
+	for _, c := range [][3]string{{"typescript", "a/b.tsx", "tsx"}, {"typescript", "a.ts", "typescript"}, {"go", "x.go", "go"}, {"swift", "x.swift", ""}, {"ruby", "app/views/a.html.erb", ""}, {"ruby", "lib/a.rb", "ruby"}} {
 		if got := Grammar(c[0], c[1]); got != c[2] {
 			t.Errorf("Grammar(%s,%s) = %q, want %q", c[0], c[1], got, c[2])
 		}
