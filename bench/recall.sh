@@ -11,9 +11,12 @@
 # No code from the suites is kept in this project: the clones live outside it
 # and the scratch repositories under the git-ignored bench/.out/.
 #
-#   RECALL_DIR=/tmp/recall bash bench/recall.sh [-v] [-n] [SUITE...]
+#   RECALL_DIR=/tmp/recall bash bench/recall.sh [-a] [-v] [-n] [SUITE...]
+#     -a  audit mode: review with every opt-in rule enabled (a config file
+#         with rules.enable: ["*"], passed as --config); outputs go to
+#         bench/.out/recall-audit unless OUT is set
 #     -v  also print every miss (FN) and false positive
-#     -n  do not rebuild or re-review; rescore bench/.out/recall/*/findings.tsv
+#     -n  do not rebuild or re-review; rescore $OUT/*/findings.tsv
 #   SUITE... limits the run to these suites.
 #
 # Clones: $RECALL_DIR/<name> (default /tmp/recall/<name>), or the suite's own
@@ -33,16 +36,21 @@ RECALL_DIR=${RECALL_DIR:-/tmp/recall}
 MANIFEST=$ROOT/bench/recall/suites.tsv
 SUBJECTS=$ROOT/bench/recall/subjects.tsv
 OURS=$ROOT/bench/recall/ours.tsv
-OUT=${OUT:-$ROOT/bench/.out/recall}
-verbose=0 reuse=0
-while getopts vn opt; do
+verbose=0 reuse=0 audit=0
+while getopts avn opt; do
   case $opt in
+    a) audit=1 ;;
     v) verbose=1 ;;
     n) reuse=1 ;;
-    *) echo "usage: $0 [-v] [-n] [SUITE...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-a] [-v] [-n] [SUITE...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
+if [ "$audit" = 1 ]; then
+  OUT=${OUT:-$ROOT/bench/.out/recall-audit}
+else
+  OUT=${OUT:-$ROOT/bench/.out/recall}
+fi
 only=" $* "
 
 command -v jq >/dev/null || { echo "recall: jq is required (scripts/deps.sh installs it)" >&2; exit 2; }
@@ -55,6 +63,15 @@ fi
 # the suite reader/scorer is a bench program, never part of the diffpal binary
 go build -o "$TOOL" ./bench/recall/cmd/recall
 grep -h '^  - id:' internal/rules/packs/*.yaml | awk '{print $3}' | sort -u >"$OUT/our-rules.txt"
+# audit mode: an explicit --config (trusted, outside the scratch repository,
+# so it is not part of the reviewed change) turning every opt-in rule on;
+# everything else stays at its default, as in a repository without a config
+cfg=()
+if [ "$audit" = 1 ]; then
+  printf 'version: v1\nrules:\n  enable: ["*"]\n' >"$OUT/audit-config.yaml"
+  cfg=(--config "$OUT/audit-config.yaml")
+  echo "recall: audit mode (every opt-in rule enabled: --config $OUT/audit-config.yaml)" >&2
+fi
 
 # git in the scratch repositories only: never this project's index
 sgit() { env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE git -c user.name=recall -c user.email=recall@localhost \
@@ -98,7 +115,7 @@ while IFS=$'\t' read -r name commit upstream envvar _; do
   sgit -C "$repo" commit -q -m "recall: $name @ ${commit:0:12}"
   head=$(sgit -C "$repo" rev-parse HEAD)
   if ! "$BIN" review -C "$repo" --base "$base" --head "$head" --no-merge-base \
-      --config-source worktree --format json --color never --repo "recall/$name" \
+      --config-source worktree "${cfg[@]}" --format json --color never --repo "recall/$name" \
       >"$dir/stdout" 2>"$dir/stderr"; then
     # exit 10 (blocked) is a normal outcome; anything else is reported
     if [ ! -s "$repo/.artifacts/diffpal/findings.json" ]; then
@@ -131,6 +148,7 @@ mkdir -p "$scratch"
 for name in $ran; do ln -s "../$name/repo" "$scratch/$name"; done
 vflag=()
 [ "$verbose" = 1 ] && vflag=(-v)
+[ "$audit" = 1 ] && echo "mode: audit (rules.enable: [\"*\"]: every opt-in rule runs)"
 "$TOOL" score -items "$OUT/items.tsv" -findings "$OUT/findings.tsv" -ours "$OURS" \
   -rules "$OUT/our-rules.txt" -scratch "$scratch" -out "$OUT" "${vflag[@]}"
 exit 0
