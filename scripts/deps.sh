@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system tools diffpal's tests and benchmarks need (jq for the
 # seed's consumer examples, GNU time for peak-memory figures, a C compiler
-# for the tree-sitter grammars diffpal is built with through cgo). Go modules
+# for the tree-sitter grammars diffpal is built with through cgo, Debian's
+# chromium for the report.html browser test). Go modules
 # come through `go` itself. Safe to run repeatedly: it installs only what is
 # missing.
 set -euo pipefail
@@ -12,6 +13,9 @@ need=()
 if [ "${1:-}" != build ]; then
   command -v jq >/dev/null 2>&1 || need+=(jq)
   [ -x /usr/bin/time ] || need+=(time)
+  # The browser test drives /usr/bin/chromium headless (never a downloaded
+  # browser); only apt-get systems get it from here.
+  if command -v apt-get >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then need+=(chromium); fi
 fi
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need+=(gcc)

@@ -60,13 +60,13 @@ func TestReviewFormats(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("default: exit %d\n%s", code, stderr)
 	}
-	if got := strings.Join(manifestNames(t, out), ","); got != "findings.json,qa-session.json,summary.md,diffpal.sarif" {
+	if got := strings.Join(manifestNames(t, out), ","); got != "findings.json,qa-session.json,summary.md,diffpal.sarif,report.html" {
 		t.Errorf("default manifest = %s", got)
 	}
-	if got := strings.Join(keysOf(ro.Files), ","); got != "findings,sarif,session,summary" {
+	if got := strings.Join(keysOf(ro.Files), ","); got != "findings,report,sarif,session,summary" {
 		t.Errorf("default files = %v", ro.Files)
 	}
-	for _, f := range []string{"findings.json", "qa-session.json", "summary.md", "diffpal.sarif"} {
+	for _, f := range []string{"findings.json", "qa-session.json", "summary.md", "diffpal.sarif", "report.html"} {
 		os.Remove(filepath.Join(out, f))
 	}
 
@@ -125,12 +125,12 @@ func TestReviewFormats(t *testing.T) {
 		config string
 		want   string
 	}{
-		{[]string{"--format", "json,html"}, "", `--format: unknown format "html": want one of json, session, markdown, sarif`},
+		{[]string{"--format", "json,pdf"}, "", `--format: unknown format "pdf": want one of json, session, markdown, sarif, html`},
 		{[]string{"--format", "json=bundle.json"}, "", "--format: json=bundle.json: the findings bundle is always written to the output directory"},
 		{[]string{"--format", "sarif,markdown=.artifacts/diffpal/diffpal.sarif"}, "", "--format: sarif would write " + filepath.Join(out, "diffpal.sarif") + ", as markdown does"},
 		{[]string{"--format", "sarif=.artifacts/diffpal/manifest.json"}, "", "as the manifest does"},
 		{[]string{"--format", "sarif=-"}, "", "--format: sarif=-: standard output carries the summary"},
-		{nil, "version: v1\nreview:\n  formats: [codequality]\n", `review.formats in .config/diffpal/config.yaml: unknown format "codequality": want one of json, session, markdown, sarif`},
+		{nil, "version: v1\nreview:\n  formats: [codequality]\n", `review.formats in .config/diffpal/config.yaml: unknown format "codequality": want one of json, session, markdown, sarif, html`},
 		{nil, "version: v1\nreview:\n  formats: [sarif=../x.sarif]\n", `review.formats[0]: sarif=../x.sarif: the path must be relative to the repository root and inside it`},
 	} {
 		cfg := "version: v1\n"

@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/secrets"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +26,9 @@ type GateOptions struct {
 	MinConfidence float64
 	minConfSet    bool
 	JSON          bool
+	// Annotations is "github" to print workflow commands (::error and
+	// ::warning with file and line) for the findings.
+	Annotations string
 }
 
 // GateReport is the --json output.
@@ -82,6 +89,7 @@ invalid. One summary line goes to stderr; --json prints a report on stdout.
 	cmd.Flags().StringVar(&opts.BlockOn, "block-on", "", "recompute blocking: lowest blocking severity (low, medium, high, critical)")
 	cmd.Flags().Float64Var(&opts.MinConfidence, "min-confidence", 0, "recompute blocking: also require confidence >= this (0 to 1)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a machine-readable report on stdout")
+	cmd.Flags().StringVar(&opts.Annotations, "annotations", "", "github: print GitHub Actions annotations on stdout (::error for blocking findings, ::warning for the others)")
 	addDirFlag(cmd, &opts.Dir)
 	_ = cmd.RegisterFlagCompletionFunc("block-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return findings.SeverityNames(), cobra.ShellCompDirectiveNoFileComp
@@ -116,6 +124,12 @@ func gateRun(opts *GateOptions) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case opts.Annotations != "" && opts.Annotations != "github":
+		return usageErr("--annotations %q: want github", opts.Annotations)
+	case opts.Annotations != "" && opts.JSON:
+		return usageErr("--annotations and --json both write stdout: choose one")
+	}
 	name := displayName(opts.File)
 	data, err := readBundleBytes(opts.IO, opts.File)
 	if err != nil {
@@ -142,6 +156,15 @@ func gateRun(opts *GateOptions) error {
 		report.Policy = &findings.GatePolicy{BlockOn: policy.BlockOn, MinConfidence: policy.MinConfidence}
 	}
 	fmt.Fprintln(opts.IO.ErrOut, gateSummary(report))
+	if opts.Annotations == "github" {
+		b, _, err := findings.Parse(data)
+		if err != nil {
+			return usageErr("%s: %v", name, err)
+		}
+		if err := writeAnnotations(opts.IO.Out, b, policy); err != nil {
+			return ioErr(err)
+		}
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
@@ -177,4 +200,68 @@ func gateSummary(r GateReport) string {
 		b.WriteString(" policy=stored")
 	}
 	return b.String()
+}
+
+// maxAnnotations is GitHub's limit per step for each of error and warning
+// annotations; more are dropped by GitHub, so they are counted instead.
+const maxAnnotations = 10
+
+// writeAnnotations prints GitHub Actions workflow commands for the
+// findings, blocking ones as ::error first. Every value is escaped as
+// @actions/core escapes it ("%", CR and LF in the message; also ":" and
+// "," in properties), so a title or path from the change cannot end the
+// command or start another.
+func writeAnnotations(w io.Writer, b *findings.Bundle, policy *findings.Policy) error {
+	blocks := func(f *findings.Finding) bool {
+		if policy != nil {
+			return policy.Blocks(f)
+		}
+		return f.Blocking
+	}
+	var errs, warns []*findings.Finding
+	for i := range b.Findings {
+		if f := &b.Findings[i]; blocks(f) {
+			errs = append(errs, f)
+		} else {
+			warns = append(warns, f)
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for _, g := range []struct {
+		level string
+		fs    []*findings.Finding
+	}{{"error", errs}, {"warning", warns}} {
+		for i, f := range g.fs {
+			if i == maxAnnotations {
+				fmt.Fprintf(bw, "::notice title=diffpal::%d more %s findings are in findings.json\n", len(g.fs)-maxAnnotations, g.level)
+				break
+			}
+			title := fmt.Sprintf("%s %s", strings.ToUpper(string(f.Severity)), nonEmptyStr(f.RuleID, f.Category))
+			props := "file=" + escapeProperty(f.Path)
+			if f.StartLine > 0 {
+				props += fmt.Sprintf(",line=%d", f.StartLine)
+				if f.EndLine > f.StartLine {
+					props += fmt.Sprintf(",endLine=%d", f.EndLine)
+				}
+			}
+			props += ",title=" + escapeProperty(title)
+			fmt.Fprintf(bw, "::%s %s::%s\n", g.level, props, escapeData(textsafe.Visible(secrets.Redact(f.Title+": "+f.Message))))
+		}
+	}
+	return bw.Flush()
+}
+
+func nonEmptyStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func escapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(textsafe.Visible(s))
 }

@@ -31,7 +31,7 @@ func TestReviewDashCFromElsewhere(t *testing.T) {
 		}
 	}
 	paths := strings.Split(wrote, ", ")
-	if len(paths) != 4 {
+	if len(paths) != 5 {
 		t.Fatalf("wrote line = %q", wrote)
 	}
 	for _, p := range paths {

@@ -18,6 +18,7 @@ import (
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/git/gittest"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // fakeOpenAI speaks the chat-completions wire format on loopback. Review
@@ -268,5 +269,39 @@ esac
 	data, _ := os.ReadFile(filepath.Join(dir, ".artifacts/diffpal/qa-session.json"))
 	if !bytes.Contains(data, []byte("no tests for ratio")) {
 		t.Error("the agent's coverage gap is not in the session")
+	}
+}
+
+// TestAgentCommandDoesNotSeeHostTokens: the agent reads the untrusted
+// change, so the code hosts' write tokens that review --publish holds in
+// CI are not in its environment; everything else is.
+func TestAgentCommandDoesNotSeeHostTokens(t *testing.T) {
+	dir := providerRepo(t)
+	seen := filepath.Join(t.TempDir(), "env.txt")
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	script := `#!/bin/sh
+cat >/dev/null
+env > '` + seen + `'
+echo '{"candidates":[],"coverage_gaps":[],"unverified":[],"verdicts":[]}'
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range secrets.CodeHostTokenVars {
+		t.Setenv(k, "host-token-"+k)
+	}
+	t.Setenv("DIFFPAL_AGENT_VISIBLE", "yes")
+	if code, stdout, stderr := runReview(t, "review", "-C", dir, "--provider", "command", "--command", agent, "--no-cache", "--json"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	env, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(env, []byte("DIFFPAL_AGENT_VISIBLE=yes")) {
+		t.Fatalf("the agent did not get diffpal's environment:\n%s", env)
+	}
+	if bytes.Contains(env, []byte("host-token-")) {
+		t.Errorf("a code host token reached the agent:\n%s", env)
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/policy"
 	"github.com/diffpalhq/diffpal/internal/providerset"
+	"github.com/diffpalhq/diffpal/internal/publish"
 	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/scope"
+	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -54,6 +56,9 @@ type ReviewOptions struct {
 	Model         string
 	Command       string
 	NoCache       bool
+	// Publish is the host --publish names ("" for none); Pub its flags.
+	Publish string
+	Pub     PublishFlags
 
 	changed map[string]bool
 	// settings are the resolved settings (resolve), with where each came
@@ -69,7 +74,7 @@ func NewCmdReview(ios *IOStreams, runF func(*ReviewOptions) error) *cobra.Comman
 		Short: "Review a git change and write the findings bundle",
 		Long: `Review a git change offline with the built-in rule packs and write
 .artifacts/diffpal/findings.json (v3), qa-session.json (the orchestration
-audit trail), summary.md and diffpal.sarif.
+audit trail), summary.md, diffpal.sarif and report.html.
 
 --format (else the config's review.formats) chooses the outputs, each NAME
 or NAME=PATH, comma-separated or repeated:
@@ -85,8 +90,17 @@ branch itself the last commit is reviewed; in a repository without commits
 the work tree is. Findings must overlap changed lines (--filter-mode);
 every dropped, suppressed or skipped item is listed with its reason.
 
+In a pull-request pipeline (GitHub Actions, GitLab CI, Azure Pipelines)
+the default range is the pull request's own base and head, read from the
+CI environment, when both commits are in the clone.
+
 --gate exits 10 when a finding blocks (severity >= --block-on, default
-high, and confidence >= --min-confidence when set).`,
+high, and confidence >= --min-confidence when set).
+
+--publish HOST then publishes the review on the pull request (as
+diffpal publish HOST does); a failure to publish exits 4 after every
+output is written, unless the gate blocked (10): the gate decision does
+not depend on publishing.`,
 		Example: `  # The main job: review this branch
   diffpal review
 
@@ -100,7 +114,10 @@ high, and confidence >= --min-confidence when set).`,
   diffpal review --uncommitted --json
 
   # Only the bundle and SARIF, the SARIF where the upload step expects it
-  diffpal review --format json,sarif=results.sarif`,
+  diffpal review --format json,sarif=results.sarif
+
+  # In a pull-request job: review the pull request and comment on it
+  diffpal review --gate --publish github`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.changed = map[string]bool{}
@@ -136,6 +153,9 @@ high, and confidence >= --min-confidence when set).`,
 	fl.StringVar(&opts.Model, "model", "", "model for the provider (openai and anthropic read OPENAI_API_KEY/OPENAI_BASE_URL, ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL)")
 	fl.StringVar(&opts.Command, "command", "", "agent CLI for --provider command, e.g. \"claude -p\" (prompt on stdin, JSON on stdout)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not reuse or store model answers in .artifacts/diffpal/cache")
+	fl.StringVar(&opts.Publish, "publish", "", "after writing the outputs, publish on the pull request: "+strings.Join(publish.Hosts, ", ")+" (see diffpal publish --help)")
+	opts.Pub.register(cmd, true)
+	_ = cmd.RegisterFlagCompletionFunc("publish", fixedCompletion(publish.Hosts...))
 	_ = cmd.RegisterFlagCompletionFunc("filter-mode", fixedCompletion(diff.FilterModes...))
 	_ = cmd.RegisterFlagCompletionFunc("block-on", fixedCompletion(findings.SeverityNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
@@ -249,6 +269,25 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	for i, p := range opts.RulePacks {
 		opts.RulePacks[i] = inDir(opts.Range.Dir, p)
 	}
+	// --publish is checked before the review runs: a missing token or pull
+	// request should not cost a (model) review first.
+	var pubOpts publish.Options
+	var pubTarget *publish.Target
+	if opts.Publish != "" {
+		if !isHost(opts.Publish) {
+			return usageErr("--publish %q: want %s", opts.Publish, strings.Join(publish.Hosts, ", "))
+		}
+		if pubOpts, err = opts.Pub.options(opts.Gate, opts.IO.ErrOut); err != nil {
+			return err
+		}
+		if pubTarget, err = opts.Pub.target(opts.IO, opts.Publish); err != nil {
+			return err
+		}
+		if err := pubTarget.Check(!pubOpts.DryRun && pubTarget.Fork == ""); err != nil {
+			return usageErr("--publish: %v", err)
+		}
+	}
+	opts.prRange(ctx, root)
 	co := opts.Range.options(opts.Paths)
 	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
@@ -324,10 +363,61 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		writeTerminalSummaryIn(opts.IO.Out, wd, res, shown, opts.IO.ColorEnabled(ColorMode(opts.Color)), opts.Gate)
 	}
+	var pubErr error
+	if opts.Publish != "" {
+		_, pubErr = publishBundle(ctx, opts.IO, pubTarget, res.Bundle, pubOpts, outDir)
+	}
 	if opts.Gate && blocking > 0 {
+		if pubErr != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "diffpal: %v\n", pubErr)
+		}
 		return silent(ExitGateBlocked)
 	}
-	return nil
+	return pubErr
+}
+
+// prRange fills --base and --head from the CI environment's pull request
+// (the --publish host's, else the CI system diffpal runs on) when no
+// range flag is given and both commits are in the clone; otherwise the
+// default range stands, with a note when the pull request's commits are
+// missing (a shallow checkout).
+func (o *ReviewOptions) prRange(ctx context.Context, root string) {
+	host := o.Publish
+	if host == "" {
+		switch {
+		case o.IO.Getenv("GITHUB_ACTIONS") == "true":
+			host = publish.GitHub
+		case o.IO.Getenv("GITLAB_CI") == "true":
+			host = publish.GitLab
+		case strings.EqualFold(o.IO.Getenv("TF_BUILD"), "true"):
+			host = publish.Azure
+		default:
+			return
+		}
+	}
+	t, err := publish.FromEnv(host, publish.Env{Getenv: o.IO.Getenv})
+	if err != nil || t.Number == 0 {
+		return
+	}
+	r := o.Range
+	if r.Base != "" || r.Head != "" || r.Since != "" || r.Uncommitted || o.changed["no-merge-base"] {
+		return
+	}
+	base := t.BaseSHA
+	if base == "" && t.BaseRef != "" {
+		base = "origin/" + t.BaseRef
+	}
+	if base == "" || t.HeadSHA == "" {
+		return
+	}
+	g := &git.Runner{Dir: root}
+	for _, rev := range []string{base, t.HeadSHA} {
+		if _, err := g.ResolveCommit(ctx, rev); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "diffpal: the pull request's commit %s is not in this clone (check out with fetch-depth: 0); reviewing the default range\n", textsafe.Terminal(output.ShortSHA(rev)))
+			return
+		}
+	}
+	o.Range.Base, o.Range.Head = base, t.HeadSHA
 }
 
 // summaryInfo is what summary.md says besides the findings.

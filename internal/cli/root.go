@@ -61,6 +61,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		NewCmdMcp(ios, nil),
 		NewCmdInit(ios, nil),
 		NewCmdDoctor(ios, nil),
+		NewCmdPublish(ios, nil),
+		NewCmdRender(ios, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

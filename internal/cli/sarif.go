@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/diffpalhq/diffpal/findings"
-	"github.com/diffpalhq/diffpal/internal/buildinfo"
+	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/spf13/cobra"
@@ -99,8 +99,7 @@ func sarifRun(ctx context.Context, opts *SarifOptions) error {
 		return usageErr("%s: %v (run `diffpal validate %s` for every problem)", name, err, opts.Input)
 	}
 	printWarnings(opts.IO.ErrOut, name, info.Warnings)
-	bi := buildinfo.Get()
-	log := sarif.Convert(b, sarif.Tool{Name: "diffpal", Version: bi.Version, InformationURI: "https://github.com/diffpalhq/diffpal"})
+	log := sarif.Convert(b, output.SARIFTool())
 	write := func(w io.Writer) error { return sarif.Encode(w, log) }
 	if opts.Out == "-" {
 		if err := write(opts.IO.Out); err != nil {

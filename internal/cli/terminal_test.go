@@ -169,9 +169,19 @@ func TestHostileRepository(t *testing.T) {
 // link or an image.
 func checkSummary(t *testing.T, md string) {
 	t.Helper()
-	prefixes := []string{"# diffpal review", "## ", "**", "| ", "|---", "- ", "> ", "<details><summary>", "</details>", "The configuration", "…and "}
+	prefixes := []string{"# diffpal review", "## ", "### By file", "**", "| ", "|---", "- ", "> ", "<details><summary>", "</details>", "The configuration", "…and "}
 	tags := strings.NewReplacer("<details><summary>", "", "</summary>", "", "</details>", "")
+	// A file's section is raw HTML, where Markdown is not read: the path
+	// is in <code>, HTML-escaped, Markdown metacharacters as references.
+	refs := regexp.MustCompile(`&(#[0-9]+|lt|gt|amp|quot|#39);`)
 	for i, line := range strings.Split(md, "\n") {
+		if rest, ok := strings.CutPrefix(line, "<details><summary><code>"); ok {
+			code, _, _ := strings.Cut(rest, "</code>")
+			if bare := refs.ReplaceAllString(code, ""); strings.ContainsAny(bare, "<>&`[]()*_#!|") {
+				t.Errorf("summary.md line %d: a path is not escaped in its file section: %q", i+1, line)
+			}
+			continue
+		}
 		for _, r := range line {
 			if textsafe.Hidden(r) {
 				t.Errorf("summary.md line %d has a raw U+%04X: %q", i+1, r, line)

@@ -11,6 +11,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/weblink"
 )
 
 // The built-in formats' names.
@@ -21,22 +22,28 @@ const (
 	SARIF    = "sarif"    // diffpal.sarif: SARIF 2.1.0
 )
 
-// Builtin is the registry review uses: json, session, markdown and sarif,
-// all four written by default (as before formats were selectable). A
-// format added here later should stay out of the defaults, so that
-// upgrading diffpal does not add files to anyone's output directory.
+// Builtin is the registry review uses: json, session, markdown, sarif and
+// html, all written by default. report.html joined the defaults because
+// it is the artifact people open (issue 13); a format added later should
+// stay out of them unless it is as central, so that upgrading diffpal
+// does not add files to anyone's output directory.
 func Builtin() *Registry {
-	bi := buildinfo.Get()
 	r, err := NewRegistry([]Format{
 		FindingsFormat{},
 		SessionFormat{},
 		MarkdownFormat{},
-		SARIFFormat{Tool: sarif.Tool{Name: "diffpal", Version: bi.Version, InformationURI: "https://github.com/diffpalhq/diffpal"}},
-	}, []string{JSON, Session, Markdown, SARIF})
+		SARIFFormat{Tool: SARIFTool()},
+		HTMLFormat{},
+	}, []string{JSON, Session, Markdown, SARIF, HTML})
 	if err != nil {
 		panic(err) // the table above is wrong: a programming error
 	}
 	return r
+}
+
+// SARIFTool is diffpal as SARIF's tool.driver.
+func SARIFTool() sarif.Tool {
+	return sarif.Tool{Name: "diffpal", Version: buildinfo.Get().Version, InformationURI: "https://github.com/diffpalhq/diffpal"}
 }
 
 // FindingsFormat writes the findings bundle, the canonical output.
@@ -91,15 +98,34 @@ func EncodeJSON(w io.Writer, v any) error {
 // findings: range, provider, triage, skips, drops, suppressions, baseline,
 // deep pass and policy.
 func SummaryInfo(res *review.Result) markdown.Info {
-	a := res.Audit
 	ch := res.Change
-	in := markdown.Info{
-		Repository: ch.Repository, Range: ShortSHA(ch.Range.DiffBase) + ".." + ShortSHA(ch.Range.Head), Why: ch.Range.Why,
-		Provider: a.Provider, Triage: a.Triage, Files: a.Files, AddedLines: a.AddedLines, Notes: a.Notes,
-	}
+	in := SummaryInfoOf(res.Bundle, &res.Audit)
+	in.Repository, in.Range, in.Why = ch.Repository, ShortSHA(ch.Range.DiffBase)+".."+ShortSHA(ch.Range.Head), ch.Range.Why
 	if ch.Range.Worktree {
 		in.Range = ShortSHA(ch.Range.DiffBase) + "..worktree"
 	}
+	return in
+}
+
+// SummaryInfoOf is SummaryInfo from a bundle and, when known, the audit of
+// its review (diffpal render reads it from qa-session.json): the range
+// and repository come from the bundle, the web links from its repository
+// id.
+func SummaryInfoOf(b *findings.Bundle, a *review.Audit) markdown.Info {
+	in := markdown.Info{Repository: b.Repo, Range: ShortSHA(b.BaseSHA) + ".." + ShortSHA(b.HeadSHA), Files: len(b.Files)}
+	if repo, ok := weblink.FromID(b.Repo); ok {
+		in.Link = func(path string, start, end int, left bool) string {
+			sha := b.HeadSHA
+			if left {
+				sha = b.BaseSHA
+			}
+			return repo.Lines(sha, path, start, end)
+		}
+	}
+	if a == nil {
+		return in
+	}
+	in.Provider, in.Triage, in.Files, in.AddedLines, in.Notes = a.Provider, a.Triage, a.Files, a.AddedLines, a.Notes
 	for _, s := range a.Skips {
 		in.Skips = append(in.Skips, markdown.Note{What: s.Path, Reason: s.Reason + ": " + s.Detail})
 	}

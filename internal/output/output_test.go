@@ -9,6 +9,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/output/html"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -32,8 +33,8 @@ func TestSelect(t *testing.T) {
 		specs []string
 		want  string
 	}{
-		{nil, "json session markdown sarif"},
-		{[]string{}, "json session markdown sarif"},
+		{nil, "json session markdown sarif html"},
+		{[]string{}, "json session markdown sarif html"},
 		{[]string{"sarif"}, "json sarif"}, // the bundle is always written
 		{[]string{"json"}, "json"},
 		// The registry's order, whatever the order given.
@@ -61,8 +62,8 @@ func TestSelectErrors(t *testing.T) {
 		from  string
 		want  string
 	}{
-		{[]string{"html"}, "--format", `--format: unknown format "html": want one of json, session, markdown, sarif`},
-		{[]string{"SARIF"}, "review.formats in c.yaml", `review.formats in c.yaml: unknown format "SARIF": want one of json, session, markdown, sarif`},
+		{[]string{"pdf"}, "--format", `--format: unknown format "pdf": want one of json, session, markdown, sarif, html`},
+		{[]string{"SARIF"}, "review.formats in c.yaml", `review.formats in c.yaml: unknown format "SARIF": want one of json, session, markdown, sarif, html`},
 		{[]string{"sarif", "sarif=x.sarif"}, "--format", "--format: format sarif is named twice"},
 		{[]string{"=x"}, "--format", "--format: empty format in \"=x\""},
 		{[]string{"sarif="}, "--format", "--format: sarif= names no path"},
@@ -81,7 +82,7 @@ func TestSelectErrors(t *testing.T) {
 type fakeHTML struct{}
 
 func (fakeHTML) Name() string        { return "html" }
-func (fakeHTML) DefaultFile() string { return "report.html" }
+func (fakeHTML) DefaultFile() string { return "fake.html" }
 func (fakeHTML) Write(w io.Writer, res *review.Result) error {
 	_, err := io.WriteString(w, "<p>"+res.Bundle.ReviewID+"</p>\n")
 	return err
@@ -153,9 +154,10 @@ func TestBuiltinWriters(t *testing.T) {
 		Session:  func(w io.Writer) error { return EncodeJSON(w, res) },
 		Markdown: func(w io.Writer) error { return markdown.Write(w, res.Bundle, SummaryInfo(res)) },
 		SARIF:    func(w io.Writer) error { return sarif.Encode(w, sarif.Convert(res.Bundle, tool)) },
+		HTML:     func(w io.Writer) error { return html.Write(w, ReportOf(res)) },
 	}
-	files := map[string]string{JSON: "findings.json", Session: "qa-session.json", Markdown: "summary.md", SARIF: "diffpal.sarif"}
-	keys := map[string]string{JSON: "findings", Session: "session", Markdown: "summary", SARIF: "sarif"}
+	files := map[string]string{JSON: "findings.json", Session: "qa-session.json", Markdown: "summary.md", SARIF: "diffpal.sarif", HTML: "report.html"}
+	keys := map[string]string{JSON: "findings", Session: "session", Markdown: "summary", SARIF: "sarif", HTML: "report"}
 	reg := Builtin()
 	for _, name := range reg.Names() {
 		f, _ := reg.Lookup(name)
@@ -176,7 +178,7 @@ func TestBuiltinWriters(t *testing.T) {
 			t.Errorf("%s: file %q key %q", name, f.DefaultFile(), Key(f))
 		}
 	}
-	if got := strings.Join(reg.Defaults(), ","); got != "json,session,markdown,sarif" {
+	if got := strings.Join(reg.Defaults(), ","); got != "json,session,markdown,sarif,html" {
 		t.Errorf("defaults = %s", got)
 	}
 	if in := SummaryInfo(res); in.Range != "aaaaaaaaaaaa..bbbbbbbbbbbb" || in.Repository != "r" {

@@ -28,6 +28,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/provider/openai"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/scope"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // Error is a provider that cannot be set up. Auth errors mean the key was
@@ -244,7 +245,10 @@ func modelProvider(name string, pc config.Provider, ch Choice, set *Set) (*llm.P
 			Model: pc.Model, MaxTokens: pc.MaxTokens, Timeout: -1,
 		})
 	case "command":
-		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.Root, Timeout: -1})
+		// The agent reads the untrusted change: it gets diffpal's
+		// environment without the code hosts' write tokens, which only
+		// publishing needs (review --publish holds them in CI).
+		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.Root, Timeout: -1, Env: secrets.WithoutCodeHostTokens(os.Environ())})
 	default:
 		return nil, usageErrf("providers.%s.type: unknown type %q", name, pc.Type)
 	}

@@ -196,3 +196,22 @@ func merge(spans []Span) []Span {
 	}
 	return out
 }
+
+// CodeHostTokenVars are the environment variables that carry a code
+// host's write token in CI (GitHub Actions, GitLab CI, Azure Pipelines).
+// diffpal publish reads them; nothing else needs them, so a provider's
+// agent process — which reads the untrusted change — never inherits them.
+var CodeHostTokenVars = []string{"GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "CI_JOB_TOKEN", "SYSTEM_ACCESSTOKEN", "AZURE_DEVOPS_EXT_PAT"}
+
+// WithoutCodeHostTokens returns env (KEY=VALUE entries) without the
+// CodeHostTokenVars.
+func WithoutCodeHostTokens(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(CodeHostTokenVars, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

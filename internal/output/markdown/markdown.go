@@ -5,6 +5,7 @@ package markdown
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"strings"
 
@@ -40,6 +41,9 @@ type Info struct {
 	// PolicyChanges are the edits the change makes to its own review
 	// policy: What is the path (and line), Reason the kind and detail.
 	PolicyChanges []Note
+	// Link, when the repository's web UI is known, links a finding's
+	// lines (left: on the base side); nil or "" means no link.
+	Link func(path string, start, end int, left bool) string
 }
 
 // Note is one line item with a count or a reason.
@@ -122,25 +126,43 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 			if f.Blocking {
 				block = "yes"
 			}
-			p("| %s | %s | %s | **%s** — %s | %s |\n", text(string(f.Severity)), text(f.Category), codeCell(location(&f)),
+			p("| %s | %s | %s | **%s** — %s | %s |\n", text(string(f.Severity)), text(f.Category), cell(in.locationLink(&f)),
 				text(f.Title), text(f.Message), block)
 		}
 		p("\n")
-		p("<details><summary>Evidence and suggestions</summary>\n\n")
-		for i, f := range b.Findings {
-			if i == MaxFindings {
-				break
+		// One collapsible section per file, in the bundle's order (path
+		// first), so a PR comment stays short until a reader opens a file.
+		p("### By file\n\n")
+		for i := 0; i < len(b.Findings) && i < MaxFindings; {
+			path := b.Findings[i].Path
+			j, block := i, 0
+			for j < len(b.Findings) && j < MaxFindings && b.Findings[j].Path == path {
+				if b.Findings[j].Blocking {
+					block++
+				}
+				j++
 			}
-			p("- %s %s", textsafe.Code(location(&f)), text(f.Title))
-			if f.Evidence != nil && strings.TrimSpace(f.Evidence.Anchor) != "" {
-				p(" — flagged %s", textsafe.Code(clip.Text(strings.TrimSpace(f.Evidence.Anchor), maxAnchor)))
+			p("<details><summary><code>%s</code> — %s", htmlText(path), plural(j-i, "finding"))
+			if block > 0 {
+				p(", %d blocking", block)
 			}
-			if f.Suggestion != "" {
-				p(" — suggestion: %s", text(f.Suggestion))
+			p("</summary>\n\n")
+			for _, f := range b.Findings[i:j] {
+				p("- **%s** %s %s", text(strings.ToUpper(string(f.Severity))), in.locationLink(&f), text(f.Title))
+				if f.Message != "" && f.Message != f.Title {
+					p(" — %s", text(f.Message))
+				}
+				if f.Evidence != nil && strings.TrimSpace(f.Evidence.Anchor) != "" {
+					p(" — flagged %s", textsafe.Code(clip.Text(strings.TrimSpace(f.Evidence.Anchor), maxAnchor)))
+				}
+				if f.Suggestion != "" {
+					p(" — suggestion: %s", text(f.Suggestion))
+				}
+				p("\n")
 			}
-			p("\n")
+			p("\n</details>\n\n")
+			i = j
 		}
-		p("\n</details>\n\n")
 	}
 	section := func(title string, notes []Note) {
 		if len(notes) == 0 {
@@ -183,6 +205,42 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// locationLink is the finding's location as a code span, linked to its
+// lines when the web UI is known. The URL comes from package weblink,
+// which percent-escapes every path character that could end a Markdown
+// link destination.
+func (in Info) locationLink(f *findings.Finding) string {
+	loc := textsafe.Code(location(f))
+	if in.Link == nil {
+		return loc
+	}
+	left := f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT"
+	if u := in.Link(f.Path, f.StartLine, f.EndLine, left); u != "" && strings.HasPrefix(u, "https://") && !strings.ContainsAny(u, " ()<>\n") {
+		return "[" + loc + "](" + u + ")"
+	}
+	return loc
+}
+
+// cell makes inline Markdown safe inside a GFM table cell: every "|"
+// (code spans included) is escaped.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// htmlText is text for raw HTML (a <summary>): hidden characters made
+// visible, HTML escaped, and the Markdown metacharacters written as
+// character references, so that a renderer that does read Markdown
+// inside the HTML block still shows the text and nothing else.
+func htmlText(s string) string {
+	var b strings.Builder
+	for _, r := range html.EscapeString(textsafe.Visible(s)) {
+		if r < 0x80 && strings.ContainsRune("\\`*_[]()#!~|$", r) {
+			fmt.Fprintf(&b, "&#%d;", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func location(f *findings.Finding) string {

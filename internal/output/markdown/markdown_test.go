@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,8 +140,8 @@ func TestHostileGolden(t *testing.T) {
 func assertInert(t *testing.T, md string, findingsRows int) {
 	t.Helper()
 	headings := map[string]bool{"# diffpal review": true, "## Findings": true, "## Commits": true, "## Review policy": true,
-		"## Skipped files": true, "## Dropped candidates": true, "## Suppressed": true, "## Suppressions without a reason (not applied)": true}
-	prefixes := []string{"# ", "## ", "**", "| ", "|---", "- ", "> ", "<details><summary>", "</details>", "The configuration", "…and "}
+		"### By file": true, "## Skipped files": true, "## Dropped candidates": true, "## Suppressed": true, "## Suppressions without a reason (not applied)": true}
+	prefixes := []string{"# ", "## ", "### By file", "**", "| ", "|---", "- ", "> ", "<details><summary>", "</details>", "The configuration", "…and "}
 	tags := strings.NewReplacer("<details><summary>", "", "</summary>", "", "</details>", "")
 	rows := 0
 	for i, line := range strings.Split(md, "\n") {
@@ -162,6 +163,24 @@ func assertInert(t *testing.T, md string, findingsRows int) {
 		if strings.HasPrefix(line, "#") && !headings[line] {
 			t.Errorf("line %d: heading from the data: %q", i+1, line)
 		}
+		if rest, ok := strings.CutPrefix(line, "<details><summary>"); ok && rest != "Evidence and suggestions</summary>" {
+			// A file's section: raw HTML, where Markdown is not read. The
+			// path is in <code>, escaped as HTML with the Markdown
+			// metacharacters as character references.
+			inner, ok := strings.CutSuffix(rest, "</summary>")
+			code, after, ok2 := strings.Cut(strings.TrimPrefix(inner, "<code>"), "</code>")
+			if !ok || !ok2 || !strings.HasPrefix(inner, "<code>") {
+				t.Errorf("line %d: file section is not <code>PATH</code> — N findings: %q", i+1, line)
+				continue
+			}
+			if bare := htmlRef.ReplaceAllString(code, ""); strings.ContainsAny(bare, "<>&\"'`[]()*_#!~|$\\") {
+				t.Errorf("line %d: path in a file section not escaped: %q (%q)", i+1, code, bare)
+			}
+			if strings.ContainsAny(after, "<>&[]`") {
+				t.Errorf("line %d: file section count: %q", i+1, after)
+			}
+			continue
+		}
 		act := tags.Replace(active(line))
 		for _, bad := range []string{"<", "[", "]", "&", "`"} {
 			if strings.Contains(act, bad) {
@@ -180,6 +199,9 @@ func assertInert(t *testing.T, md string, findingsRows int) {
 		t.Errorf("findings rows = %d, want %d", rows, findingsRows)
 	}
 }
+
+// htmlRef matches the character references htmlText writes.
+var htmlRef = regexp.MustCompile(`&(#[0-9]+|lt|gt|amp|quot|#39);`)
 
 // active is what a CommonMark parser would read as markup in one line:
 // the line without backslash-escaped punctuation and without code spans.
@@ -253,5 +275,44 @@ func TestSummaryInertOnOrdinaryInput(t *testing.T) {
 	assertInert(t, out.String(), 0)
 	if strings.Contains(out.String(), "Review policy") {
 		t.Error("a review without a policy record has a policy section")
+	}
+}
+
+// With the web UI known, locations link to the lines (the base side for
+// removed lines); a link that could end the Markdown destination early is
+// not written.
+func TestLocationLinks(t *testing.T) {
+	b := &findings.Bundle{ReviewID: "local", Findings: []findings.Finding{
+		{Category: "security", Severity: "high", Confidence: 0.9, Path: "a.go", StartLine: 3, EndLine: 4, Title: "T", Message: "M",
+			Evidence: &findings.Evidence{Anchor: "a", ReasoningBasis: "r", Source: "s"}, Impact: &findings.Impact{Summary: "s", Scope: "c"}},
+		{Category: "security", Severity: "low", Confidence: 0.9, Path: "b.go", StartLine: 7, EndLine: 7, Title: "T", Message: "M",
+			ChangedSpan: &findings.Span{Path: "b.go", StartLine: 7, EndLine: 7, Side: "LEFT"},
+			Evidence:    &findings.Evidence{Anchor: "a", ReasoningBasis: "r", Source: "s"}, Impact: &findings.Impact{Summary: "s", Scope: "c"}},
+		{Category: "security", Severity: "low", Confidence: 0.9, Path: "c.go", StartLine: 1, EndLine: 1, Title: "T", Message: "M",
+			Evidence: &findings.Evidence{Anchor: "a", ReasoningBasis: "r", Source: "s"}, Impact: &findings.Impact{Summary: "s", Scope: "c"}},
+	}}
+	var out bytes.Buffer
+	err := Write(&out, b, Info{Link: func(path string, start, end int, left bool) string {
+		switch path {
+		case "c.go":
+			return "https://e.example/x)evil"
+		case "b.go":
+			if !left {
+				t.Error("b.go's removed-line finding was not linked on the base side")
+			}
+		}
+		return "https://e.example/" + path
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := out.String()
+	for _, want := range []string{"| [`a.go:3-4`](https://e.example/a.go) |", "**HIGH** [`a.go:3-4`](https://e.example/a.go) T", "[`b.go:7`](https://e.example/b.go)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "evil") {
+		t.Errorf("a link with a ')' was written:\n%s", md)
 	}
 }
