@@ -81,7 +81,13 @@ func synthesize(per map[qa.Profile][]*candidate, order []qa.Profile) []*group {
 	return groups
 }
 
+// better says whether a should lead b's group. A specific rule leads an
+// audit.* rule on the same line whatever their severities: the audit rule
+// reports every use of an API, the other one why this use is a problem.
 func better(a, b *candidate) bool {
+	if aa, ab := strings.HasPrefix(a.RuleID, "audit."), strings.HasPrefix(b.RuleID, "audit."); aa != ab {
+		return ab
+	}
 	ra, rb := findings.Severity(a.Severity).Rank(), findings.Severity(b.Severity).Rank()
 	if ra != rb {
 		return ra > rb
