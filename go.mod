@@ -12,10 +12,13 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
+require github.com/coder/acp-go-sdk v0.13.0 // indirect
+
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.13.0 // indirect
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 )
 
 require (

@@ -2,7 +2,9 @@
 # Installs the system tools diffpal's tests and benchmarks need (jq for the
 # seed's consumer examples, GNU time for peak-memory figures, a C compiler
 # for the tree-sitter grammars diffpal is built with through cgo, Debian's
-# chromium for the report.html browser test). Go modules
+# chromium for the report.html browser test, Debian's postgresql for the
+# PostgreSQL session store tests, which start a private throw-away cluster
+# with its initdb and postgres binaries). Go modules
 # come through `go` itself. Safe to run repeatedly: it installs only what is
 # missing.
 set -euo pipefail
@@ -16,6 +18,12 @@ if [ "${1:-}" != build ]; then
   # The browser test drives /usr/bin/chromium headless (never a downloaded
   # browser); only apt-get systems get it from here.
   if command -v apt-get >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then need+=(chromium); fi
+  # The PostgreSQL store tests (internal/qa/store/postgres/pgtest) need
+  # initdb and postgres under /usr/lib/postgresql/*/bin; Debian's package
+  # only installs them (its own cluster is not used).
+  if command -v apt-get >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+    need+=(postgresql)
+  fi
 fi
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need+=(gcc)

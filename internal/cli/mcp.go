@@ -12,12 +12,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/buildinfo"
 	"github.com/diffpalhq/diffpal/internal/mcpserver"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/qa/store"
+	"github.com/diffpalhq/diffpal/internal/qa/store/postgres"
 	"github.com/diffpalhq/diffpal/internal/qa/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -34,6 +36,7 @@ const (
 	envMcpHTTP        = "DIFFPAL_MCP_HTTP"
 	envMcpTokenEnv    = "DIFFPAL_MCP_TOKEN_ENV"
 	envMcpMaxBody     = "DIFFPAL_MCP_MAX_BODY"
+	envMcpLogFormat   = "DIFFPAL_MCP_LOG_FORMAT"
 	// envMcpRemoveFinished is a boolean (1, true, 0, false, ...).
 	envMcpRemoveFinished = "DIFFPAL_MCP_REMOVE_FINISHED"
 )
@@ -59,6 +62,7 @@ type McpOptions struct {
 	HTTP        string
 	TokenEnv    string
 	MaxBody     string
+	LogFormat   string
 	// RemoveFinished is --remove-finished; it only counts when the flag
 	// was given (changed), otherwise the variable decides.
 	RemoveFinished bool
@@ -88,11 +92,21 @@ refused. --token-env NAME makes every HTTP request carry
 "Authorization: Bearer $NAME"; it is required before a non-loopback address
 is bound. The server makes no network call of its own.
 
-Sessions live in the store: memory (default; gone when the process exits) or
-sqlite:PATH (a 0600 file, recovered on restart, shareable between processes).
-They expire --ttl after their last change; at most --max-sessions are active.
-Finished sessions are retained until they expire or are evicted (export and a
+Sessions live in the store: memory (default; gone when the process exits),
+sqlite:PATH (a 0600 file, recovered on restart, shareable between processes
+on one host) or postgres://USER@HOST/DB (PostgreSQL, shared by any number of
+replicas behind a load balancer; the schema is migrated at start; put the
+password in PGPASSWORD or ~/.pgpass rather than the URL — it is never
+printed). They expire --ttl after their last change; at most --max-sessions
+are active, enforced in the store across every process sharing it. Finished
+sessions are retained until they expire or are evicted (export and a
 repeated finish need them); --remove-finished removes them at finish instead.
+
+Over HTTP, GET /healthz (liveness: always 200 while serving) and GET /readyz
+(200 when the store answers, else 503) need no token and reveal nothing.
+SIGTERM or SIGINT stops accepting connections, answers the calls in flight,
+then closes the store. Logs go to stderr through log/slog: text, or JSON
+with --log-format json (the default when CI=true).
 
 The model-policy file is the JSON object
   {"provider": "openai", "triage_model": "...", "primary_model": "...",
@@ -106,7 +120,8 @@ reasoning keys may be omitted: the defaults are max, medium, high, medium.
 Every flag has an environment variable (the flag wins): DIFFPAL_MCP_TTL,
 DIFFPAL_MCP_MAX_SESSIONS, DIFFPAL_MCP_MODEL_POLICY, DIFFPAL_MCP_MODEL_MODE,
 DIFFPAL_MCP_STORE, DIFFPAL_MCP_HTTP, DIFFPAL_MCP_TOKEN_ENV,
-DIFFPAL_MCP_MAX_BODY, DIFFPAL_MCP_REMOVE_FINISHED. Invalid settings exit 2
+DIFFPAL_MCP_MAX_BODY, DIFFPAL_MCP_REMOVE_FINISHED, DIFFPAL_MCP_LOG_FORMAT.
+Invalid settings exit 2
 before anything is served.
 
 Over stdio a line that is not a JSON-RPC request or response (bad JSON, a
@@ -122,6 +137,11 @@ every call already read is answered before the server exits.`,
 
   # streamable HTTP on loopback
   diffpal mcp --http 127.0.0.1:8765
+
+  # one of several replicas sharing PostgreSQL (docs/deploy.md)
+  export PGPASSWORD=... DIFFPAL_MCP_TOKEN=$(openssl rand -hex 32)
+  diffpal mcp --http 0.0.0.0:8765 --token-env DIFFPAL_MCP_TOKEN \
+    --store postgres://diffpal@db.internal:5432/diffpal --log-format json
 
   # on all interfaces: a bearer token is required
   export DIFFPAL_MCP_TOKEN=$(openssl rand -hex 32)
@@ -144,11 +164,15 @@ every call already read is answered before the server exits.`,
 	f.StringVar(&opts.MaxSessions, "max-sessions", "", "most sessions held at once (default 100)")
 	f.StringVar(&opts.ModelPolicy, "model-policy", "", "model-policy JSON file (default: the built-in policy)")
 	f.StringVar(&opts.ModelMode, "model-mode", "", "model policy handed to hosts: configured or host_default (default: the file's mode, else configured)")
-	f.StringVar(&opts.Store, "store", "", "session store: memory or sqlite:PATH (default memory)")
+	f.StringVar(&opts.Store, "store", "", "session store: memory, sqlite:PATH or postgres://USER@HOST/DB (default memory)")
 	f.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on HOST:PORT instead of stdio")
 	f.StringVar(&opts.TokenEnv, "token-env", "", "name of the environment variable holding the HTTP bearer token")
 	f.StringVar(&opts.MaxBody, "max-body", "", "largest request (HTTP body, tool arguments): bytes or with KiB/MiB (default 4MiB)")
+	f.StringVar(&opts.LogFormat, "log-format", "", "log format on stderr: text or json (default text; json when CI=true)")
 	f.BoolVar(&opts.RemoveFinished, "remove-finished", false, "delete a session when finish records its outcome (default: keep it until it expires or is evicted)")
+	_ = cmd.RegisterFlagCompletionFunc("log-format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.RegisterFlagCompletionFunc("model-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{qa.PolicyModeConfigured, qa.PolicyModeHostDefault}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -164,6 +188,7 @@ type mcpConfig struct {
 	httpAddr    string
 	token       string
 	maxBody     int64
+	logJSON     bool
 	// removeFinished: qa.Config.RemoveFinished (and, for sqlite, drop
 	// finalized rows at start-up).
 	removeFinished bool
@@ -244,9 +269,24 @@ func (o *McpOptions) resolve() (mcpConfig, error) {
 	}
 	if s := o.pick("store", o.Store, envMcpStore); s.src != "" {
 		if err := checkStoreSpec(s.val); err != nil {
-			return cfg, usageErr("invalid %s %q: %v", s.src, s.val, err)
+			return cfg, usageErr("invalid %s %q: %v", s.src, redactStore(s.val), err)
 		}
 		cfg.storeSpec = s.val
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = o.IO.Getenv
+	}
+	cfg.logJSON = getenv("CI") == "true"
+	if s := o.pick("log-format", o.LogFormat, envMcpLogFormat); s.src != "" {
+		switch strings.TrimSpace(s.val) {
+		case "text":
+			cfg.logJSON = false
+		case "json":
+			cfg.logJSON = true
+		default:
+			return cfg, usageErr("invalid %s %q: want text or json", s.src, s.val)
+		}
 	}
 	httpSet := o.pick("http", o.HTTP, envMcpHTTP)
 	tokenEnv := o.pick("token-env", o.TokenEnv, envMcpTokenEnv)
@@ -362,8 +402,66 @@ func checkStoreSpec(spec string) error {
 			return errors.New("sqlite: needs a file path, as in sqlite:.artifacts/diffpal/qa.db")
 		}
 		return nil
+	case postgres.IsConnString(spec):
+		return postgres.CheckConnString(spec)
 	}
-	return errors.New("want memory or sqlite:PATH")
+	return errors.New("want memory, sqlite:PATH or postgres://USER@HOST/DB")
+}
+
+// redactStore is a --store value fit for messages and logs: a PostgreSQL
+// URL loses its password.
+func redactStore(spec string) string {
+	if postgres.IsConnString(spec) {
+		return postgres.Redact(spec)
+	}
+	return spec
+}
+
+// storeSweepEvery is how often a PostgreSQL-backed server sweeps expired
+// sessions (every replica does; the sweep skips rows others hold).
+const storeSweepEvery = 30 * time.Second
+
+// readiness is the /readyz check for st: a PostgreSQL ping, else a read
+// of a run id that cannot exist (answered with "not found" by a store that
+// works).
+func readiness(st store.Store) func(context.Context) error {
+	if p, ok := st.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping
+	}
+	return func(ctx context.Context) error {
+		if _, err := st.Get(ctx, "qar-readiness-probe"); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return nil
+	}
+}
+
+// minLevel passes records at or above min to the shared handler, so that
+// loggers of different levels write through one handler (one lock).
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
+}
+
+// mcpLoggers returns the server's lifecycle logger (Info and up) and the
+// logger handed to the store, the SDK and the transports (Warn and up: the
+// SDK logs every session at Info), both writing text or JSON to w.
+func mcpLoggers(w io.Writer, json bool) (info, warn *slog.Logger) {
+	var h slog.Handler
+	if json {
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	} else {
+		h = slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})
+	}
+	return slog.New(h), slog.New(minLevel{h, slog.LevelWarn})
 }
 
 // openStore opens the session store a --store value names. The returned
@@ -375,6 +473,16 @@ func openStore(ctx context.Context, spec string, maxSessions int, clock func() t
 	}
 	if spec == "memory" {
 		return store.NewMemory(), func() error { return nil }, nil
+	}
+	if postgres.IsConnString(spec) {
+		st, err := postgres.Open(ctx, spec,
+			postgres.WithMaxSessions(maxSessions), postgres.WithClock(clock), postgres.WithValidate(qa.ValidateRecord),
+			postgres.WithRemoveFinalized(removeFinished), postgres.WithLogger(logger),
+			postgres.WithSweepInterval(storeSweepEvery))
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st.Close, nil
 	}
 	st, err := sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"),
 		sqlite.WithMaxSessions(maxSessions), sqlite.WithClock(clock), sqlite.WithValidate(qa.ValidateRecord),
@@ -397,11 +505,12 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 	if clock == nil {
 		clock = time.Now
 	}
-	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	info, logger := mcpLoggers(opts.IO.ErrOut, cfg.logJSON)
 	st, closeStore, err := openStore(ctx, cfg.storeSpec, cfg.maxSessions, clock, cfg.removeFinished, logger)
 	if err != nil {
-		return usageErr("--store %s: %v", cfg.storeSpec, err)
+		return usageErr("--store %s: %v", redactStore(cfg.storeSpec), err)
 	}
+	closeStore = sync.OnceValue(closeStore)
 	defer closeStore()
 	orch, err := qa.New(qa.Config{Store: st, Clock: clock, TTL: cfg.ttl, MaxSessions: cfg.maxSessions,
 		ModelSelection: &cfg.policy.Selection, HostDefaultModel: cfg.policy.HostDefault,
@@ -431,7 +540,8 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 		}
 		return nil
 	}
-	h, err := mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{Token: cfg.token, MaxBodyBytes: cfg.maxBody, Logger: logger})
+	h, err := mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{Token: cfg.token, MaxBodyBytes: cfg.maxBody, Logger: logger,
+		Ready: readiness(st), ReadyLogger: info})
 	if err != nil {
 		return ioErr(err)
 	}
@@ -443,12 +553,18 @@ func mcpRun(ctx context.Context, opts *McpOptions) error {
 	if cfg.token != "" {
 		auth = "bearer token required"
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "diffpal mcp: serving http://%s%s (stateless; %s)\n", ln.Addr(), mcpserver.HTTPPath, auth)
+	// The message keeps "serving URL " for scripts that read the address.
+	info.Info(fmt.Sprintf("serving http://%s%s (stateless; %s)", ln.Addr(), mcpserver.HTTPPath, auth),
+		"store", redactStore(cfg.storeSpec), "health", mcpserver.HealthPath, "ready", mcpserver.ReadyPath)
 	if opts.ready != nil {
 		opts.ready(ln.Addr())
 	}
-	err = mcpserver.ServeHTTP(ctx, ln, h)
+	err = mcpserver.Serve(ctx, ln, h, mcpserver.ServeOptions{Logger: info})
 	if ctx.Err() != nil {
+		if cerr := closeStore(); cerr != nil {
+			logger.Warn("closing the session store", "err", cerr)
+		}
+		info.Info("stopped")
 		return ctx.Err()
 	}
 	return ioErr(fmt.Errorf("mcp http: %w", err))

@@ -22,7 +22,7 @@ import (
 func runMcp(t *testing.T, env map[string]string, args ...string) (int, string) {
 	t.Helper()
 	for _, name := range []string{envMcpTTL, envMcpMaxSessions, envMcpModelPolicy, envMcpModelMode, envMcpStore,
-		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished} {
+		envMcpHTTP, envMcpTokenEnv, envMcpMaxBody, envMcpRemoveFinished, envMcpLogFormat} {
 		t.Setenv(name, "")
 	}
 	for k, v := range env {
@@ -66,6 +66,9 @@ func TestMcpUsageErrors(t *testing.T) {
 		{"model mode", nil, []string{"--model-mode", "auto"}, "--model-mode"},
 		{"store", nil, []string{"--store", "redis://x"}, "--store"},
 		{"store sqlite no path", map[string]string{envMcpStore: "sqlite:"}, nil, envMcpStore},
+		{"store postgres bad port", nil, []string{"--store", "postgres://u:pw@db:port/qa"}, "--store"},
+		{"log format", nil, []string{"--log-format", "yaml"}, "--log-format"},
+		{"log format env", map[string]string{envMcpLogFormat: "xml"}, nil, envMcpLogFormat},
 		{"http addr", nil, []string{"--http", "8080"}, "--http"},
 		{"http env", map[string]string{envMcpHTTP: "localhost:http"}, nil, envMcpHTTP},
 		{"non-loopback without token", nil, []string{"--http", "0.0.0.0:0"}, "--token-env"},
@@ -260,7 +263,8 @@ func TestMcpHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"Examples:", "--http", "--token-env", "--store", "--ttl", "--max-sessions",
-		"--model-policy", "--model-mode", "--max-body", "DIFFPAL_MCP_TOKEN_ENV", "host_default"} {
+		"--model-policy", "--model-mode", "--max-body", "DIFFPAL_MCP_TOKEN_ENV", "host_default",
+		"postgres://", "/healthz", "/readyz", "--log-format", "DIFFPAL_MCP_LOG_FORMAT", "SIGTERM"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %q", want)
 		}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,7 +34,27 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// Logger receives transport diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Ready, when set, is the readiness check behind ReadyPath: the
+	// session store answering (a PostgreSQL ping). It is called with a
+	// context bounded by ReadyTimeout. Nil means always ready.
+	Ready func(context.Context) error
+	// ReadyLogger, when set, is told when readiness changes (at Warn when
+	// it is lost, with the cause; at Info when it is back). Probes
+	// themselves are not logged.
+	ReadyLogger *slog.Logger
 }
+
+// Health endpoints, served beside HTTPPath without authentication: they
+// answer only "ok" or "unavailable" and reveal nothing else.
+const (
+	// HealthPath is liveness: 200 whenever the process is serving.
+	HealthPath = "/healthz"
+	// ReadyPath is readiness: 200 when the session store answered within
+	// ReadyTimeout, else 503.
+	ReadyPath = "/readyz"
+	// ReadyTimeout bounds one readiness check.
+	ReadyTimeout = 2 * time.Second
+)
 
 // NewHTTPHandler serves srv as MCP streamable HTTP at HTTPPath, stateless:
 // no Mcp-Session-Id is issued or honoured and every request is answered on
@@ -74,7 +95,49 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	h = http.NewCrossOriginProtection().Handler(h)
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
+	mux.Handle(HealthPath, probe(func(context.Context) error { return nil }, nil))
+	mux.Handle(ReadyPath, probe(opts.Ready, opts.ReadyLogger))
 	return mux, nil
+}
+
+// probe answers GET and HEAD with 200 "ok" when check passes within
+// ReadyTimeout and 503 "unavailable" otherwise; the cause goes to the log
+// (on a change of state only), never into the answer.
+func probe(check func(context.Context) error, logger *slog.Logger) http.Handler {
+	var mu sync.Mutex
+	lastOK := true
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		var err error
+		if check != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
+			err = check(ctx)
+			cancel()
+		}
+		if logger != nil {
+			mu.Lock()
+			if ok := err == nil; ok != lastOK {
+				lastOK = ok
+				if ok {
+					logger.Info("ready: the session store answers again")
+				} else {
+					logger.Warn("not ready: the session store does not answer", "err", err)
+				}
+			}
+			mu.Unlock()
+		}
+		if err != nil {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
 }
 
 // requireBearer admits requests carrying the token. Both sides are hashed
@@ -114,9 +177,35 @@ func IsLoopbackAddr(addr string) (bool, error) {
 	return ip != nil && ip.IsLoopback(), nil
 }
 
-// ServeHTTP serves h on ln until ctx is done, then shuts down gracefully
-// (in-flight calls get a few seconds to finish).
+// DefaultShutdownTimeout bounds how long a graceful shutdown waits for
+// in-flight calls.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// ShutdownTimeout bounds the wait for in-flight calls once ctx is
+	// done (0: DefaultShutdownTimeout); calls still running then are cut.
+	ShutdownTimeout time.Duration
+	// Logger, when set, is told when shutdown starts and ends.
+	Logger *slog.Logger
+}
+
+// ServeHTTP is Serve with the default options.
 func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
+	return Serve(ctx, ln, h, ServeOptions{})
+}
+
+// Serve serves h on ln until ctx is done (SIGTERM or SIGINT, in the
+// command), then shuts down gracefully: the listener closes at once (no new
+// connections; idle keep-alive connections are closed), and in-flight calls
+// run to completion, their contexts not cancelled, for up to
+// ShutdownTimeout. It returns ctx.Err() after a shutdown, or the serve
+// error.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
+	timeout := opts.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -129,12 +218,23 @@ func ServeHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if opts.Logger != nil {
+			opts.Logger.Info("shutting down: no new connections; finishing in-flight calls", "timeout", timeout.String())
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
+		err := hs.Shutdown(sctx)
+		if err != nil {
 			hs.Close()
 		}
 		<-errc
+		if opts.Logger != nil {
+			if err != nil {
+				opts.Logger.Warn("shutdown: in-flight calls cut off", "err", err)
+			} else {
+				opts.Logger.Info("shutdown complete: every in-flight call answered")
+			}
+		}
 		return ctx.Err()
 	}
 }

@@ -32,6 +32,13 @@ const (
 	// store that enforces a limit across processes, such as SQLite's
 	// WithMaxSessions); nothing was changed.
 	ErrCapacity Error = "store: active session limit reached"
+	// ErrUnavailable: the store could not be reached or lost its
+	// connection mid-call (a database restarting, a network failure, an
+	// exhausted connection pool). It is retryable: the write either did not
+	// happen or, if the failure hit its commit, the caller's retry with the
+	// same request_id is answered from the stored receipt. Shared stores
+	// (PostgreSQL) wrap it with the cause.
+	ErrUnavailable Error = "store: unavailable (retryable)"
 )
 
 const (

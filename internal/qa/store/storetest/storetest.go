@@ -209,6 +209,52 @@ func Run(t *testing.T, newStore func() store.Store) {
 		}
 	})
 
+	t.Run("ZeroExpiryAndEmptyPayload", func(t *testing.T) {
+		s := newStore()
+		r := store.Record{RunID: "qar-z", Revision: 3, Status: "blocked", Finalized: true, Payload: []byte{}}
+		if err := s.Put(ctx, r, store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, "qar-z")
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, got, r)
+		if !got.ExpiresAt.IsZero() || len(got.Payload) != 0 {
+			t.Fatalf("zero expiry / empty payload read back as %v / %q", got.ExpiresAt, got.Payload)
+		}
+	})
+
+	t.Run("RacingDeletesOneWinner", func(t *testing.T) {
+		s := newStore()
+		if err := s.Put(ctx, rec("qar-a", 4), store.Absent); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Delete(ctx, "qar-a", 4)
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict):
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d deleters won, want exactly 1", wins)
+		}
+	})
+
 	t.Run("RacingCreatesOneWinner", func(t *testing.T) {
 		s := newStore()
 		const n = 8
