@@ -1,6 +1,11 @@
 package qa
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/qa/store"
+)
 
 // Code is a fixed lower-case error phrase. Hosts and tests match on it, so the
 // values are part of the wire contract and must never be reworded.
@@ -76,7 +81,16 @@ type Error struct {
 func (e *Error) Unwrap() error { return e.cause }
 
 // storeError wraps a store failure without exposing its text.
-func storeError(c Code, err error) *Error { return &Error{Code: c, cause: err} }
+// storeError hides the store's own error (driver text, paths) from
+// clients; an outage says what to do about it: the call was not applied,
+// or its receipt answers a retry with the same request_id.
+func storeError(c Code, err error) *Error {
+	e := &Error{Code: c, cause: err}
+	if errors.Is(err, store.ErrUnavailable) {
+		e.Detail = "the session store is unavailable; retry the call with the same request_id"
+	}
+	return e
+}
 
 func (e *Error) Error() string {
 	var b strings.Builder

@@ -397,22 +397,58 @@ func (c *Cluster) destroy() {
 	_ = os.RemoveAll(c.dir)
 }
 
-// createDatabase makes a uniquely named database on base's server and
-// returns base with that database; it is dropped in tb's Cleanup.
-func createDatabase(tb testing.TB, base string) string {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// Launch initialises and starts a private cluster for a program that is
+// not a test (bench/mcpload): the same binaries, server user, socket and
+// settings as NewCluster, but failures are returned (a machine without
+// PostgreSQL gets ErrNoBinaries) and nothing is cleaned up by itself — the
+// caller must call Destroy. The server still dies with the caller's
+// process (parent-death signal), but its directory is left behind then.
+func Launch() (*Cluster, error) { return newCluster() }
+
+// ErrNoBinaries is returned by Launch on a machine without the PostgreSQL
+// server binaries.
+var ErrNoBinaries = errNoBinaries
+
+// Destroy stops the server (fast shutdown) and removes its directory.
+func (c *Cluster) Destroy() { c.destroy() }
+
+// NewDatabase creates a fresh, uniquely named database on the cluster and
+// returns its URL. It is not dropped: Destroy removes the whole cluster.
+func (c *Cluster) NewDatabase(ctx context.Context) (string, error) {
+	u, _, err := newDatabase(ctx, c.urlFor("postgres"))
+	return u, err
+}
+
+// newDatabase makes a uniquely named database on base's server and
+// returns base with that database, and the name.
+func newDatabase(ctx context.Context, base string) (string, string, error) {
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
-		tb.Fatalf("pgtest: connect: %v", err)
+		return "", "", fmt.Errorf("pgtest: connect: %w", err)
 	}
 	defer admin.Close(context.Background())
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "diffpal_test_" + hex.EncodeToString(b[:])
 	if _, err := admin.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE template0`); err != nil {
-		tb.Fatalf("pgtest: create database: %v", err)
+		return "", "", fmt.Errorf("pgtest: create database: %w", err)
+	}
+	u, err := withDatabase(base, name)
+	if err != nil {
+		return "", "", fmt.Errorf("pgtest: %w", err)
+	}
+	return u, name, nil
+}
+
+// createDatabase makes a uniquely named database on base's server and
+// returns base with that database; it is dropped in tb's Cleanup.
+func createDatabase(tb testing.TB, base string) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u, name, err := newDatabase(ctx, base)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -422,10 +458,6 @@ func createDatabase(tb testing.TB, base string) string {
 			conn.Close(ctx)
 		}
 	})
-	u, err := withDatabase(base, name)
-	if err != nil {
-		tb.Fatalf("pgtest: %v", err)
-	}
 	return u
 }
 
