@@ -12,7 +12,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/coder/acp-go-sdk v0.13.0 // indirect
+require github.com/coder/acp-go-sdk v0.13.0
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect

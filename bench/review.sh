@@ -6,6 +6,14 @@
 #   bash bench/review.sh                  # 2000 files, 200000 added lines
 #   FILES=4000 LINES=400000 bash bench/review.sh
 #   BASELINE_REV=646a6ef bash bench/review.sh   # also time diffpal built at that commit
+#   SMALL_RUNS=20 bash bench/review.sh    # also a 10-line change, 20 runs (0: skip)
+#   GROWTH="1000 10000 100000 400000" bash bench/review.sh   # review time at these sizes
+#
+# After the table it prints the review's phase breakdown (DIFFPAL_PHASES=1,
+# median of RUNS runs; phases marked concurrent overlap the others), the
+# 10-line change's wall time over SMALL_RUNS runs (default 20, process
+# start included) and, with GROWTH set, the review's time and peak RSS at
+# each size of change (files = lines / 100).
 #
 # It builds diffpal, installs gitleaks (pinned) into bench/.out with
 # `go install`, generates the repository with bench/genrepo (deterministic),
@@ -93,4 +101,58 @@ if [[ -n ${BASELINE_REV:-} ]]; then
 	echo "| | diffpal at $BASELINE_REV (baseline) | $t_base | $m_base | $(ratio "$t_base" "$t_git") | $(ratio "$t_base" "$t_gl") |"
 	echo
 	echo "diffpal review now vs at $BASELINE_REV: $(ratio "$t_dp" "$t_base")x the time"
+fi
+
+# Phase breakdown of the review (the same change), median per phase.
+echo
+echo "phases of diffpal review (median of $RUNS runs, seconds; DIFFPAL_PHASES=1):"
+for ((i = 0; i < RUNS; i++)); do
+	DIFFPAL_PHASES=1 "$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never 2>&1 >/dev/null |
+		sed -n 's/^diffpal: phase //p' || true
+done | awk '{ s = $NF; $NF = ""; sub(/ $/, ""); if (!($0 in n)) order[++k] = $0; v[$0, ++n[$0]] = s }
+	END { for (i = 1; i <= k; i++) { p = order[i]; m = n[p]; for (a = 1; a <= m; a++) x[a] = v[p, a]
+		for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+		med = x[int((m + 1) / 2)]; if (med >= 0.0005) printf "  %-40s %.3f\n", p, med } }'
+
+# A 10-line change: start-up dominates.
+SMALL_RUNS=${SMALL_RUNS:-20}
+if ((SMALL_RUNS > 0)); then
+	SMALL=$OUT/repo-2-10
+	[[ -d $SMALL/.git ]] || go run ./bench/genrepo -o "$SMALL" -files 2 -lines 10 >/dev/null
+	SB=$(git -C "$SMALL" rev-parse main)
+	SH=$(git -C "$SMALL" rev-parse change)
+	small() {
+		local bin=$1 ts=()
+		for ((i = 0; i < SMALL_RUNS; i++)); do
+			local t0 t1
+			t0=$(date +%s%N)
+			"$bin" review -C "$SMALL" --base "$SB" --head "$SH" --out-dir "$PWD/$OUT/review-out-small" --color never >/dev/null 2>&1 || true
+			t1=$(date +%s%N)
+			ts+=($(((t1 - t0) / 1000)))
+		done
+		printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median %.1f ms, min %.1f ms", a[int((NR+1)/2)]/1000, a[1]/1000}'
+	}
+	echo
+	echo "10-line change ($(git -C "$SMALL" diff --numstat "$SB" "$SH" | awk '{a+=$1} END {print a}') added lines), $SMALL_RUNS runs, wall incl. process start:"
+	echo "  diffpal review: $(small "$OUT/diffpal")"
+	if [[ -n ${BASELINE_REV:-} ]]; then
+		echo "  diffpal at $BASELINE_REV: $(small "$OUT/diffpal-baseline")"
+	fi
+fi
+
+# Growth with the size of the change.
+if [[ -n ${GROWTH:-} ]]; then
+	echo
+	echo "| added lines (asked) | files | git diff s | diffpal review s | peak RSS MB | vs git diff | review s per 1k lines |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|"
+	for n in $GROWTH; do
+		f=$((n / 100 > 0 ? n / 100 : 1))
+		G=$OUT/repo-$f-$n
+		[[ -d $G/.git ]] || go run ./bench/genrepo -o "$G" -files "$f" -lines "$n" >/dev/null
+		gb=$(git -C "$G" rev-parse main)
+		gh=$(git -C "$G" rev-parse change)
+		read -r tg _ < <(measure "git diff" git -C "$G" diff --no-ext-diff --no-textconv "$gb" "$gh")
+		read -r td md < <(measure "diffpal review" "$OUT/diffpal" review -C "$G" --base "$gb" --head "$gh" --out-dir "$PWD/$OUT/review-out-growth" --color never)
+		echo "| $n | $f | $tg | $td | $md | $(ratio "$td" "$tg") | $(awk -v t="$td" -v n="$n" 'BEGIN { printf "%.4f", t / n * 1000 }') |"
+	done
 fi

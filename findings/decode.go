@@ -110,6 +110,12 @@ type decoder struct {
 	spanBuf [2]Span
 	evBuf   [1]Evidence
 	impBuf  [1]Impact
+
+	// st, when set, is the reader data is a window of (stream.go).
+	st *stream
+	// streamNext marks the next object or array as one whose members are
+	// read through the window (the bundle object and its findings array).
+	streamNext bool
 }
 
 func (d *decoder) pointer() string {
@@ -172,6 +178,10 @@ func asciiLower(s string) string {
 
 func (d *decoder) fail(format string, args ...any) {
 	line, col := 1, 1
+	var base int64
+	if d.st != nil {
+		line, col, base = d.st.line, d.st.col, d.st.base
+	}
 	end := d.pos
 	if end > len(d.data) {
 		end = len(d.data)
@@ -184,7 +194,7 @@ func (d *decoder) fail(format string, args ...any) {
 			col++
 		}
 	}
-	panic(&SyntaxError{Msg: fmt.Sprintf(format, args...), Offset: int64(d.pos), Line: line, Column: col, Pointer: d.pointer()})
+	panic(&SyntaxError{Msg: fmt.Sprintf(format, args...), Offset: base + int64(d.pos), Line: line, Column: col, Pointer: d.pointer()})
 }
 
 func (d *decoder) ws() {
@@ -224,6 +234,7 @@ func typeOf(c byte) jsonType {
 }
 
 func (d *decoder) document() *Bundle {
+	d.fillByte()
 	d.ws()
 	if d.pos >= len(d.data) {
 		d.fail("empty input; expected a findings bundle (a JSON object)")
@@ -249,6 +260,7 @@ func (d *decoder) document() *Bundle {
 	}
 	d.v.rules = rulesFor(d.info.Effective)
 	b := d.bundle()
+	d.fillByte()
 	d.ws()
 	if d.pos != len(d.data) {
 		d.fail("unexpected %s after the end of the bundle", quoteByte(d.data[d.pos]))
@@ -263,8 +275,15 @@ func (d *decoder) document() *Bundle {
 // else. Writers put it first, so this normally reads one key.
 func (d *decoder) prescanVersion() (string, bool) {
 	save := d.pos
+	if d.st != nil {
+		// Nothing is discarded until the version is known: a bundle that
+		// does not start with it is read in whole.
+		d.st.pin++
+		defer func() { d.st.pin-- }()
+	}
 	defer func() { d.pos = save }()
 	d.pos++ // '{'
+	d.fill(false)
 	if d.peek() == '}' {
 		return "", false
 	}
@@ -279,6 +298,7 @@ func (d *decoder) prescanVersion() (string, bool) {
 		d.skip()
 		if d.peek() == ',' {
 			d.pos++
+			d.fill(false)
 			continue
 		}
 		return "", false
@@ -301,8 +321,12 @@ func (d *decoder) key() string {
 // object iterates over an object's members; the caller has checked that the
 // next value is '{'. fn must consume the value.
 func (d *decoder) object(fn func(key string)) {
+	streamed := d.takeStreamed()
 	d.enter()
 	d.pos++
+	if streamed {
+		d.fill(true)
+	}
 	if d.peek() == '}' {
 		d.pos++
 		d.depth--
@@ -313,9 +337,15 @@ func (d *decoder) object(fn func(key string)) {
 		d.push(k)
 		fn(k)
 		d.pop()
+		if streamed {
+			d.fillByte() // the findings array ends where its last fill stopped
+		}
 		switch d.peek() {
 		case ',':
 			d.pos++
+			if streamed {
+				d.fill(true)
+			}
 		case '}':
 			d.pos++
 			d.depth--
@@ -328,8 +358,12 @@ func (d *decoder) object(fn func(key string)) {
 
 // array iterates over an array's elements; fn must consume each value.
 func (d *decoder) array(fn func(i int)) {
+	streamed := d.takeStreamed()
 	d.enter()
 	d.pos++
+	if streamed {
+		d.fill(false)
+	}
 	if d.peek() == ']' {
 		d.pos++
 		d.depth--
@@ -342,6 +376,9 @@ func (d *decoder) array(fn func(i int)) {
 		switch d.peek() {
 		case ',':
 			d.pos++
+			if streamed {
+				d.fill(false)
+			}
 		case ']':
 			d.pos++
 			d.depth--
@@ -404,6 +441,10 @@ func (d *decoder) str() string {
 			d.pos = i + 1
 			if i == start {
 				return ""
+			}
+			if d.st != nil && d.st.inFinding == 0 {
+				// Kept after the window moves on: copied.
+				return string(data[start:i])
 			}
 			return unsafe.String(&data[start], i-start)
 		}
@@ -667,6 +708,7 @@ func (d *decoder) bundle() *Bundle {
 	r := d.v.rules.objs[kBundle]
 	var seen, bad fieldSet
 	findingsSeen := false
+	d.streamNext = d.st != nil
 	d.object(func(key string) {
 		id := r.lookup(key)
 		if id < 0 {
@@ -854,6 +896,11 @@ func (d *decoder) files(p *prop) []File {
 func (d *decoder) findings(b *Bundle) {
 	if d.opts.OnFinding != nil {
 		var f Finding
+		if d.st != nil {
+			d.streamNext = true
+			d.st.inFinding++
+			defer func() { d.st.inFinding-- }()
+		}
 		d.array(func(i int) {
 			f = Finding{}
 			d.spanBuf, d.evBuf, d.impBuf = [2]Span{}, [1]Evidence{}, [1]Impact{}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/cli"
+	"github.com/diffpalhq/diffpal/internal/mcpserver"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 )
 
@@ -22,8 +24,34 @@ import (
 // exits (waiting for a set's renames in progress, which are short).
 const graceAfterSignal = 3 * time.Second
 
+// drainAfterSignal replaces graceAfterSignal for `diffpal mcp`: its HTTP
+// server answers every in-flight call (mcpserver.Serve waits up to
+// mcpserver.DefaultShutdownTimeout) and then closes the store, and cli.Run
+// returns as soon as that is done; this is only the backstop.
+const drainAfterSignal = mcpserver.DefaultShutdownTimeout + 5*time.Second
+
+// graceFor picks the wind-down time for a command line. The root command
+// has no flag that takes a value, so the first argument that is not a
+// flag names the command.
+func graceFor(args []string) time.Duration {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			if a == "mcp" {
+				return drainAfterSignal
+			}
+			break
+		}
+	}
+	return graceAfterSignal
+}
+
 func main() {
+	stopProfiles := startProfiles()
 	ctx, cancel := context.WithCancel(context.Background())
+	grace := graceFor(os.Args[1:])
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -31,14 +59,16 @@ func main() {
 		cancel()
 		select {
 		case <-sigs:
-		case <-time.After(graceAfterSignal):
+		case <-time.After(grace):
 		}
 		safefile.Cleanup()
+		stopProfiles()
 		fmt.Fprintln(os.Stderr, "diffpal: interrupted")
 		os.Exit(cli.ExitInterrupted)
 	}()
 	code := cli.Run(ctx, os.Args[1:], cli.System())
 	safefile.Cleanup()
+	stopProfiles()
 	if ctx.Err() != nil && code != cli.ExitOK {
 		code = cli.ExitInterrupted
 	}

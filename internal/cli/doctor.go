@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/diffpalhq/diffpal/hosts"
 	"net/http"
 	neturl "net/url"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -13,11 +15,13 @@ import (
 
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/provider/acp"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/providerset"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +46,9 @@ func NewCmdDoctor(ios *IOStreams, runF func(*DoctorOptions) error) *cobra.Comman
 		Long: `Check that git works and this is a repository with a default branch,
 that the config file is valid, and that every configured provider has what
 it needs: its API key variable set (values are never printed) or its agent
-command on PATH. --online also checks that each API endpoint answers.
+command on PATH (ACP agents: the command and the agent CLI it runs).
+--online also checks that each API endpoint answers and that each ACP
+agent completes an ACP initialize.
 Nothing is written. Exit 2 when a check fails.`,
 		Example: `  diffpal doctor
   diffpal doctor --online`,
@@ -57,7 +63,7 @@ Nothing is written. Exit 2 when a check fails.`,
 	cmd.Flags().StringVarP(&opts.Dir, "dir", "C", ".", "repository directory")
 	cmd.Flags().StringVar(&opts.ConfigPath, "config", "", "config file (default: .config/diffpal/config.yaml in the repository)")
 	cmd.Flags().StringVar(&opts.ConfigSource, "config-source", "auto", "check the policy review would read: auto (base in CI, else worktree), base, head, worktree")
-	cmd.Flags().BoolVar(&opts.Online, "online", false, "also contact each configured API endpoint")
+	cmd.Flags().BoolVar(&opts.Online, "online", false, "also contact each configured API endpoint and initialize each ACP agent")
 	return cmd
 }
 
@@ -116,6 +122,14 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		for _, c := range pol.Record.Changes {
 			say("warn", "the current change edits its own review policy: %s %s", c.Path, c.Detail)
 		}
+		// Agent hosts diffpal init --host installed (or half-installed).
+		for _, h := range hosts.All() {
+			if msg, ok := hostStatus(root, h); ok {
+				say("ok", "%s", msg)
+			} else if msg != "" {
+				say("warn", "%s", msg)
+			}
+		}
 	case opts.ConfigPath != "":
 		if cfg, err = config.Load(root, opts.ConfigPath); err != nil {
 			say("error", "%v", err)
@@ -143,7 +157,11 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			} else {
 				say("ok", "provider %s: command %s", n, path)
 			}
-		case "openai", "anthropic":
+		case "codex_acp", "copilot_acp", "opencode_acp", "gemini_acp", "claude_code_acp", "generic_acp":
+			checkACP(ctx, opts, root, n, p, say)
+		case "pool":
+			say("ok", "provider %s: pool of %d members (%s), tried in order", n, len(p.Members), strings.Join(p.Members, ", "))
+		case "openai", "anthropic", "aistudio":
 			env := providerset.KeyEnvOf(p)
 			key := opts.IO.Getenv(env)
 			if key == "" {
@@ -151,7 +169,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			} else {
 				say("ok", "provider %s: %s is set (%d characters; value not shown)", n, env, len(key))
 			}
-			if opts.Online {
+			if opts.Online && p.Type != "aistudio" {
 				checkEndpoint(ctx, client, n, p, key, say)
 			}
 		}
@@ -160,6 +178,45 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("doctor: %s failed", plural(failed, "check"))}
 	}
 	return nil
+}
+
+// checkACP checks an ACP agent: its command (and the agent CLI it runs)
+// on PATH and, with --online, that it completes an ACP initialize.
+func checkACP(ctx context.Context, opts *DoctorOptions, root, name string, p config.Provider, say func(string, string, ...any)) {
+	argv, err := acp.CommandLine(p.Type, p.Command, p.Model)
+	if err != nil {
+		say("error", "provider %s: %v", name, err)
+		return
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		say("error", "provider %s: command %q not found on PATH", name, argv[0])
+		return
+	}
+	say("ok", "provider %s: %s agent command %s", name, p.Type, path)
+	if a, _ := acp.Lookup(p.Type); a.Binary != "" && a.Binary != argv[0] {
+		if _, err := exec.LookPath(a.Binary); err != nil {
+			hint := ""
+			if a.Install != "" {
+				hint = " (CI: " + a.Install + ")"
+			}
+			say("warn", "provider %s: the %s CLI the agent runs is not on PATH%s", name, a.Binary, hint)
+		}
+	}
+	if !opts.Online || root == "" {
+		return
+	}
+	c, err := acp.New(acp.Config{Type: p.Type, Argv: argv, Dir: root, Timeout: 60 * time.Second, KillGrace: 2 * time.Second,
+		Env: secrets.WithoutCodeHostTokens(os.Environ())})
+	if err != nil {
+		say("error", "provider %s: %v", name, err)
+		return
+	}
+	if agent, err := c.Probe(ctx); err != nil {
+		say("error", "provider %s: ACP initialize failed: %v", name, err)
+	} else {
+		say("ok", "provider %s: ACP initialize completed (%s)", name, agent)
+	}
 }
 
 // checkEndpoint lists models, which every compatible API offers and which

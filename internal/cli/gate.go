@@ -131,15 +131,34 @@ func gateRun(opts *GateOptions) error {
 		return usageErr("--annotations and --json both write stdout: choose one")
 	}
 	name := displayName(opts.File)
-	data, err := readBundleBytes(opts.IO, opts.File)
-	if err != nil {
-		return usageErr("%s: %s", name, errorText(err, opts.File))
+	var (
+		data     []byte
+		res      findings.GateResult
+		info     findings.ReadInfo
+		problems findings.Problems
+	)
+	if opts.Annotations == "" {
+		// Streamed: memory stays flat whatever the bundle's size.
+		err = decodeBundleStream(opts.IO, opts.File, func(r io.Reader, limit int64) error {
+			var err error
+			res, info, problems, err = findings.GateReader(r, limit, policy)
+			return err
+		})
+	} else {
+		// Annotations need the findings: the bundle is read in whole.
+		if data, err = readBundleBytes(opts.IO, opts.File); err != nil {
+			return usageErr("%s: %s", name, errorText(err, opts.File))
+		}
+		res, info, problems, err = findings.Gate(data, policy)
 	}
-	res, info, problems, err := findings.Gate(data, policy)
 	if err != nil {
 		var se *findings.SyntaxError
-		if errors.As(err, &se) {
+		var re *bundleReadError
+		switch {
+		case errors.As(err, &se):
 			return usageErr("%s: %v", name, err)
+		case errors.As(err, &re):
+			return usageErr("%s: %s", name, errorText(re.err, opts.File))
 		}
 		return ioErr(err)
 	}
@@ -177,6 +196,52 @@ func gateRun(opts *GateOptions) error {
 		return silent(ExitGateBlocked)
 	}
 	return nil
+}
+
+// bundleReadError is an error reading a bundle (opening it, its size
+// limit, the reader), as readBundleBytes would have reported it.
+type bundleReadError struct{ err error }
+
+func (e *bundleReadError) Error() string { return e.err.Error() }
+func (e *bundleReadError) Unwrap() error { return e.err }
+
+// decodeBundleStream hands decode a reader of the bundle file, or of
+// standard input for "-", and its size limit, for a streaming decode
+// (findings.DecodeReader): the whole bundle is never in memory. Errors
+// opening or reading it, the size limit included, are *bundleReadError
+// with readBundleBytes' messages; decode's own (a *findings.SyntaxError)
+// are returned as they are.
+func decodeBundleStream(ios *IOStreams, path string, decode func(r io.Reader, limit int64) error) error {
+	limit, err := maxBundleBytes(ios)
+	if err != nil {
+		return &bundleReadError{err}
+	}
+	var r io.Reader = ios.In
+	if path != "-" {
+		f, err := findings.OpenBundle(path, limit)
+		if err != nil {
+			return &bundleReadError{limitHint(err)}
+		}
+		defer f.Close()
+		r = f
+	}
+	err = decode(r, limit)
+	var se *findings.SyntaxError
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	if path != "-" {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return &bundleReadError{limitHint(err)}
+}
+
+// limitHint adds how to raise the size limit to an error that is about it.
+func limitHint(err error) error {
+	if errors.Is(err, findings.ErrTooLarge) {
+		return fmt.Errorf("%w; set %s to raise the limit", err, envMaxBundleBytes)
+	}
+	return err
 }
 
 func gateSummary(r GateReport) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/policy"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/providerset"
 	"github.com/diffpalhq/diffpal/internal/publish"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -56,9 +58,18 @@ type ReviewOptions struct {
 	Model         string
 	Command       string
 	NoCache       bool
+	// Language, Instructions and InstructionsFile tune what model
+	// providers are asked (see instructions).
+	Language         string
+	Instructions     string
+	InstructionsFile string
 	// Publish is the host --publish names ("" for none); Pub its flags.
 	Publish string
 	Pub     PublishFlags
+	// record, set by diffpal debug prompt, replaces every model transport
+	// with a recorder; the review then writes nothing and the prompts are
+	// printed instead.
+	record *promptRecorder
 
 	changed map[string]bool
 	// settings are the resolved settings (resolve), with where each came
@@ -153,6 +164,9 @@ not depend on publishing.`,
 	fl.StringVar(&opts.Model, "model", "", "model for the provider (openai and anthropic read OPENAI_API_KEY/OPENAI_BASE_URL, ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL)")
 	fl.StringVar(&opts.Command, "command", "", "agent CLI for --provider command, e.g. \"claude -p\" (prompt on stdin, JSON on stdout)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not reuse or store model answers in .artifacts/diffpal/cache")
+	fl.StringVar(&opts.Language, "language", "", "language model providers write their text in, recorded in the bundle (default: the config's review.language)")
+	fl.StringVar(&opts.Instructions, "instructions", "", "review instructions for model providers, replacing the config's review.instructions")
+	fl.StringVar(&opts.InstructionsFile, "instructions-file", "", "file of review instructions appended to the instructions (a blank line between)")
 	fl.StringVar(&opts.Publish, "publish", "", "after writing the outputs, publish on the pull request: "+strings.Join(publish.Hosts, ", ")+" (see diffpal publish --help)")
 	opts.Pub.register(cmd, true)
 	_ = cmd.RegisterFlagCompletionFunc("publish", fixedCompletion(publish.Hosts...))
@@ -201,7 +215,7 @@ func (o *ReviewOptions) overrides() config.Overrides {
 	ov := config.Overrides{
 		FilterMode: str("filter-mode", &o.FilterMode), BlockOn: str("block-on", &o.BlockOn),
 		Bundle: str("bundle", &o.Bundle), Profile: str("profile", &o.Profile),
-		Provider: str("provider", &o.Provider), Model: str("model", &o.Model),
+		Provider: str("provider", &o.Provider), Model: str("model", &o.Model), Language: str("language", &o.Language),
 		Include: o.Include, Exclude: o.Exclude,
 	}
 	if o.changed["min-confidence"] {
@@ -234,6 +248,7 @@ func (o *ReviewOptions) resolve(cfg *config.Config) (findings.Policy, []review.I
 	o.settings = s
 	o.FilterMode, o.BlockOn, o.Bundle, o.Profile = s.FilterMode, string(s.BlockOn), s.Bundle, s.Profile
 	o.Provider, o.Model, o.MaxFileBytes, o.NoDefaultSkip = s.Provider, s.Model, s.MaxFileBytes, s.NoDefaultSkips
+	o.Language = s.Language
 	o.Include, o.Exclude, o.Formats = s.Include, s.Exclude, s.Formats
 	o.minConfSet = s.MinConfidence != nil
 	if o.minConfSet {
@@ -244,6 +259,32 @@ func (o *ReviewOptions) resolve(cfg *config.Config) (findings.Policy, []review.I
 		ignores = append(ignores, review.Ignore{Rule: ig.Rule, Category: ig.Category, Path: ig.Path, Reason: ig.Reason})
 	}
 	return s.Policy(), ignores, nil
+}
+
+// instructions are the review instructions model providers get: the
+// config's, replaced by --instructions when given, with the trimmed
+// content of --instructions-file appended after a blank line.
+func (o *ReviewOptions) instructions(cfg *config.Config) (string, error) {
+	text := cfg.Review.Instructions
+	if o.changed["instructions"] {
+		text = o.Instructions
+	}
+	text = strings.TrimSpace(text)
+	if o.InstructionsFile != "" {
+		data, err := readBounded(inDir(o.Range.Dir, o.InstructionsFile), 1<<20)
+		if err != nil {
+			return "", usageErr("--instructions-file %s: %v", o.InstructionsFile, err)
+		}
+		extra := strings.TrimSpace(string(data))
+		if extra == "" {
+			return "", usageErr("--instructions-file %s: the file is blank", o.InstructionsFile)
+		}
+		if text != "" {
+			text += "\n\n"
+		}
+		text += extra
+	}
+	return text, nil
 }
 
 // formatHelp lists the output formats for review's help.
@@ -312,8 +353,13 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		}
 		packs, packNames = append(packs, data), append(packNames, p)
 	}
+	instructions, err := opts.instructions(cfg)
+	if err != nil {
+		return err
+	}
 	providers, err := buildProviders(providerset.Choice{Getenv: opts.IO.Getenv, Name: opts.Provider, Model: opts.Model, Command: opts.Command,
-		NoCache: opts.NoCache, Root: root, Packs: packs, PackNames: packNames, Instructions: cfg.Review.Instructions}, cfg)
+		NoCache: opts.NoCache, Root: root, Packs: packs, PackNames: packNames, Instructions: instructions, Language: opts.Language,
+		Record: opts.record.transport()}, cfg)
 	if err != nil {
 		return err
 	}
@@ -331,17 +377,23 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		Change: co, FilterMode: opts.FilterMode, Bundle: opts.Bundle, Profile: opts.Profile,
 		Provider: providers.Provider, DeepVerifier: providers.Deep, SynthesisVerifier: providers.Synthesis,
 		Policy: policyRec, ReviewID: opts.ReviewID, Baseline: baseline, Progress: prog.step, Ignores: ignores,
-		ReviewPolicy: &pol.Record,
+		ReviewPolicy: &pol.Record, Language: opts.Language, InspectionRequired: cfg.Inspection.Required,
 	})
 	prog.done()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(err, provider.ErrNotInspected) {
+			return &ExitError{Code: ExitProvider, Err: err}
+		}
 		if perr := providerErr(err, providers); perr != nil {
 			return perr
 		}
 		return changeErrOf(err)
+	}
+	if opts.record != nil {
+		return opts.record.print(opts.IO.Out, res)
 	}
 	paths, err := writeArtifactsContext(ctx, outDir, res, arts)
 	if err != nil {

@@ -63,6 +63,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 usage or invalid input,
 		NewCmdDoctor(ios, nil),
 		NewCmdPublish(ios, nil),
 		NewCmdRender(ios, nil),
+		NewCmdDebug(ios),
 	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -133,13 +134,20 @@ func validateRun(opts *ValidateOptions) error {
 
 func validateFile(ios *IOStreams, path string, strict bool) FileReport {
 	r := FileReport{File: path, Problems: []findings.Problem{}, Warnings: []findings.Problem{}}
-	data, err := readBundleBytes(ios, path)
-	if err != nil {
-		r.Error = errorText(err, path)
+	// Validation keeps no findings and reads the bundle through a window
+	// (findings.DecodeReader): memory stays flat for huge bundles.
+	var info findings.ReadInfo
+	var problems findings.Problems
+	err := decodeBundleStream(ios, path, func(rd io.Reader, limit int64) error {
+		var err error
+		_, info, problems, err = findings.DecodeReader(rd, limit, findings.DecodeOptions{OnFinding: func(*findings.Finding, bool) {}})
+		return err
+	})
+	var re *bundleReadError
+	if errors.As(err, &re) {
+		r.Error = errorText(re.err, path)
 		return r
 	}
-	// Validation keeps no findings: memory stays flat for huge bundles.
-	_, info, problems, err := findings.Decode(data, findings.DecodeOptions{OnFinding: func(*findings.Finding, bool) {}})
 	r.Version, r.EffectiveVersion, r.Findings = info.Version, info.Effective, info.Findings
 	if err != nil {
 		var se *findings.SyntaxError

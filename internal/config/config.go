@@ -40,6 +40,8 @@ type Config struct {
 	Review  Review            `yaml:"review" json:"review"`
 	Rules   Rules             `yaml:"rules" json:"rules"`
 	Ignores []Ignore          `yaml:"ignores" json:"ignores"`
+	// Inspection sets what a review demands of the agent's inspection.
+	Inspection Inspection `yaml:"inspection" json:"inspection,omitzero"`
 
 	// Path is where the config was read from ("" for defaults).
 	Path string `yaml:"-" json:"-"`
@@ -59,6 +61,9 @@ type Review struct {
 	// Instructions are the team's review guidance, given to model
 	// providers (as instructions, never mixed with the fenced evidence).
 	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+	// Language is the language model providers write their text in and
+	// the bundle's language (--language wins).
+	Language string `yaml:"language" json:"language,omitempty"`
 	// Formats are the outputs review writes, as --format spells them:
 	// NAME, or NAME=PATH with PATH relative to the repository root, inside
 	// it and not in .git. Names are checked when the review runs, against the
@@ -82,10 +87,27 @@ type Provider struct {
 	MaxConcurrency int      `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
 	MaxBytes       int      `yaml:"max_bytes" json:"max_bytes,omitempty"`
 	MaxTokens      int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	// Members are a pool's providers, by name, in failover order.
+	Members []string `yaml:"members" json:"members,omitempty"`
 }
 
+// Inspection configures the inspection check.
+type Inspection struct {
+	// Required fails a review (exit 3) whose provider showed no
+	// inspection of the diff: only agents over ACP report what they
+	// inspected.
+	Required bool `yaml:"required" json:"required,omitempty"`
+}
+
+// ACPTypes are the provider types of agent CLIs spoken to over the Agent
+// Client Protocol (their default command lines live in provider/acp).
+var ACPTypes = []string{"codex_acp", "copilot_acp", "opencode_acp", "gemini_acp", "claude_code_acp", "generic_acp"}
+
 // ProviderTypes are the supported provider types.
-var ProviderTypes = []string{"openai", "anthropic", "command"}
+var ProviderTypes = append([]string{"openai", "anthropic", "command", "aistudio", "pool"}, ACPTypes...)
+
+// IsACP reports whether a provider type is an ACP agent.
+func IsACP(typ string) bool { return oneOf(typ, ACPTypes) }
 
 // StageNames are the non-profile stages a provider can be routed to.
 var StageNames = []string{"deep_review", "synthesis"}
@@ -266,10 +288,22 @@ func (c *Config) Validate() []FieldError {
 			add(f+".type", "must be one of %s, got %q", strings.Join(ProviderTypes, ", "), p.Type)
 			continue
 		}
-		switch p.Type {
-		case "command":
+		switch {
+		case p.Type == "command" || p.Type == "generic_acp":
 			if len(p.Command) == 0 || strings.TrimSpace(p.Command[0]) == "" {
-				add(f+".command", "is required for type command (the agent CLI and its arguments)")
+				add(f+".command", "is required for type %s (the agent CLI and its arguments)", p.Type)
+			}
+		case p.Type == "gemini_acp":
+			if len(p.Command) > 0 {
+				add(f+".command", "is not allowed for type gemini_acp (diffpal runs gemini --acp; set model instead)")
+			}
+		case IsACP(p.Type):
+			if len(p.Command) > 0 && strings.TrimSpace(p.Command[0]) == "" {
+				add(f+".command", "must name the agent CLI first")
+			}
+		case p.Type == "pool":
+			if len(p.Members) == 0 {
+				add(f+".members", "is required for type pool (provider names, in failover order)")
 			}
 		default:
 			if p.Model == "" {
@@ -292,6 +326,25 @@ func (c *Config) Validate() []FieldError {
 				add(f+"."+field, "must not be negative, got %d", v)
 			}
 		}
+	}
+	for name, p := range c.Providers {
+		if len(p.Members) > 0 && p.Type != "pool" {
+			add("providers."+name+".members", "is only for type pool")
+		}
+		for i, m := range p.Members {
+			f := fmt.Sprintf("providers.%s.members[%d]", name, i)
+			switch mp, ok := c.Providers[m]; {
+			case m == name:
+				add(f, "a pool cannot be its own member")
+			case !providerNames[m]:
+				add(f, "names no configured provider: %q", m)
+			case ok && mp.Type == "pool":
+				add(f, "%q is a pool; pools do not nest", m)
+			}
+		}
+	}
+	if l := c.Review.Language; strings.ContainsAny(l, "\r\n") || len(l) > 64 {
+		add("review.language", "must be one line of at most 64 characters")
 	}
 	if c.Provider != "" && !providerNames[c.Provider] {
 		add("provider", "names no configured provider: %q (want builtin, openai, anthropic, command or a key of providers)", c.Provider)

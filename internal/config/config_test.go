@@ -116,7 +116,7 @@ stages:
 	for _, want := range []string{
 		`provider: names no configured provider: "nope"`,
 		"providers.builtin: the name builtin is reserved",
-		`providers.a.type: must be one of openai, anthropic, command, got "gemini"`,
+		`providers.a.type: must be one of openai, anthropic, command, aistudio, pool, codex_acp, copilot_acp, opencode_acp, gemini_acp, claude_code_acp, generic_acp, got "gemini"`,
 		"providers.b.model: is required for type openai",
 		`providers.b.base_url: must be an http(s) URL, got "ftp://x"`,
 		`providers.b.timeout: must be a positive duration`,
@@ -181,6 +181,14 @@ func TestStarterAndSchema(t *testing.T) {
 		{"version: v1\nignores:\n  - {rule: x}\n", false},
 		{"version: v1\nreveiw: {}\n", false},
 		{"version: v2\n", false},
+		{"version: v1\nproviders:\n  a: {type: generic_acp, command: [agent, acp]}\n", true},
+		{"version: v1\nproviders:\n  a: {type: generic_acp}\n", false},
+		{"version: v1\nproviders:\n  a: {type: codex_acp}\n  g: {type: gemini_acp, model: gemini-2.5-pro}\n", true},
+		{"version: v1\nproviders:\n  g: {type: gemini_acp, command: [gemini]}\n", false},
+		{"version: v1\nproviders:\n  s: {type: aistudio, model: gemini-2.5-flash}\n  c: {type: copilot_acp}\n  p: {type: pool, members: [c, s]}\n", true},
+		{"version: v1\nproviders:\n  p: {type: pool}\n", false},
+		{"version: v1\ninspection: {required: true}\nreview: {language: Spanish}\n", true},
+		{"version: v1\ninspection: {require: true}\n", false},
 	}
 	for _, tc := range cases {
 		_, goErr := Parse([]byte(tc.yaml))

@@ -51,6 +51,7 @@ type Overrides struct {
 	Profile        *string
 	Provider       *string
 	Model          *string
+	Language       *string
 	MaxFileBytes   *int
 	NoDefaultSkips *bool
 	// Include and Exclude are added to the config's lists.
@@ -65,13 +66,16 @@ type Overrides struct {
 // when given, else its DIFFPAL_* variable when set, else the config file,
 // else the default (Resolve).
 type Settings struct {
-	FilterMode     string
-	BlockOn        findings.Severity
-	MinConfidence  *float64
-	Bundle         string
-	Profile        string
-	Provider       string
-	Model          string
+	FilterMode    string
+	BlockOn       findings.Severity
+	MinConfidence *float64
+	Bundle        string
+	Profile       string
+	Provider      string
+	Model         string
+	// Language is the language of the text model providers write and the
+	// bundle's language ("" when unset).
+	Language       string
 	MaxFileBytes   int
 	NoDefaultSkips bool
 	// Include and Exclude are the config's globs followed by the flags'.
@@ -140,6 +144,10 @@ func Resolve(cfg *Config, o Overrides, getenv func(string) string) (Settings, er
 	}
 	s.Provider = r.str("provider", "provider", o.Provider, EnvProvider, "provider", cfg.Provider, "")
 	s.Model = r.str("model", "model", o.Model, EnvModel, "", "", "")
+	s.Language = strings.TrimSpace(r.str("language", "language", o.Language, "", "review.language", rv.Language, ""))
+	if strings.ContainsAny(s.Language, "\r\n") || len(s.Language) > 64 {
+		return *s, fmt.Errorf("invalid %s: want one line of at most 64 characters", s.From["language"])
+	}
 
 	switch {
 	case o.MaxFileBytes != nil:

@@ -147,21 +147,35 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 			clean[i] = strings.Split(redacted[k], "\n")
 		}
 	}
-modes:
-	for _, mode := range []int{itemsHunksAndWindows, itemsHunks, itemsFiles} {
-		p.Items = p.Items[:0]
-		for i, f := range sorted {
-			p.Items = append(p.Items, buildItems(i, f, clean[i], mode, o, p.red)...)
+	// The finest granularity that fits MaxItems is chosen by counting
+	// (building an item hashes and redacts its text): only the chosen
+	// one is built.
+	mode := itemsFiles
+	for _, m := range []int{itemsHunksAndWindows, itemsHunks, itemsFiles} {
+		n := 0
+		for _, f := range sorted {
+			n += countItems(f, m)
 		}
-		if len(p.Items) <= o.MaxItems {
-			switch mode {
+		if n <= o.MaxItems {
+			mode = m
+			switch m {
 			case itemsHunks:
 				p.Coalesced = "context windows left out to stay within " + strconv.Itoa(o.MaxItems) + " items"
 			case itemsFiles:
 				p.Coalesced = "one item per file to stay within " + strconv.Itoa(o.MaxItems) + " items"
 			}
-			break modes
+			break
 		}
+	}
+	n := 0
+	for _, f := range sorted {
+		n += countItems(f, mode)
+	}
+	if n > 0 {
+		p.Items = make([]Item, 0, n)
+	}
+	for i, f := range sorted {
+		p.Items = append(p.Items, buildItems(i, f, clean[i], mode, o, p.red)...)
 	}
 	if len(p.Items) > o.MaxItems {
 		p.Coalesced = fmt.Sprintf("%d files exceed the %d-item packet limit", len(sorted), o.MaxItems)
@@ -183,6 +197,24 @@ const (
 	itemsHunks
 	itemsFiles
 )
+
+// countItems is len(buildItems(…, mode, …)) without building them.
+func countItems(f File, mode int) int {
+	d := f.Diff
+	if len(d.Hunks) == 0 || mode == itemsFiles {
+		return 1
+	}
+	n := len(d.Hunks)
+	if mode == itemsHunksAndWindows && f.Content != nil && d.Status != diff.Deleted {
+		for _, h := range d.Hunks {
+			s, e := newRange(h)
+			if max(1, s-ContextLines) <= min(len(f.Content), e+ContextLines) {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // buildItems makes a file's items; clean is its redacted content (same
 // lines as f.Content), red the detector for what is not content.

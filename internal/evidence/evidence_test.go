@@ -90,3 +90,24 @@ func TestCoalesceToLimits(t *testing.T) {
 		t.Errorf("work-tree packet: %v", err)
 	}
 }
+
+// TestCountItemsMatchesBuild: the granularity is chosen by counting, so
+// the count must be what building gives, in every mode and shape (no
+// hunks, a deletion, a file without content, a window clipped at line 1).
+func TestCountItemsMatchesBuild(t *testing.T) {
+	deleted := fileWithHunks("d.go", 2)
+	deleted.Diff.Status = diff.Deleted
+	noContent := fileWithHunks("n.go", 3)
+	noContent.Content = nil
+	empty := File{Diff: &diff.File{NewPath: "e.bin", OldPath: "e.bin", Status: diff.Modified, Binary: true}}
+	pureDel := File{Diff: &diff.File{NewPath: "p.go", OldPath: "p.go", Status: diff.Modified,
+		Hunks: []diff.Hunk{{OldStart: 1, OldLines: 1, NewStart: 0, NewLines: 0, Lines: []diff.Line{{Kind: '-', Text: "x", OldNo: 1}}}}}, Content: []string{}}
+	for _, f := range []File{fileWithHunks("a.go", 1), fileWithHunks("b.go", 4), deleted, noContent, empty, pureDel} {
+		for _, mode := range []int{itemsHunksAndWindows, itemsHunks, itemsFiles} {
+			clean := f.Content
+			if got, want := countItems(f, mode), len(buildItems(0, f, clean, mode, Options{}, nil)); got != want {
+				t.Errorf("%s mode %d: countItems = %d, buildItems made %d", f.Diff.Path(), mode, got, want)
+			}
+		}
+	}
+}

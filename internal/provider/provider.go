@@ -2,6 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,6 +123,149 @@ type ProfileResult struct {
 	// InputTokens/OutputTokens are nil for providers without tokens.
 	InputTokens, OutputTokens *int64
 	Started, Completed        time.Time
+	// Inspection is what the provider saw the reviewer do while it
+	// answered (agent providers over ACP); nil when it cannot observe.
+	Inspection *Inspection
+	// Notes are facts about how the answer was obtained (a pool's failed
+	// members, for example) for the review's audit.
+	Notes []string
+}
+
+// ErrNotInspected is the failure of a review whose configuration requires
+// observed inspection of the diff (inspection.required) when the provider
+// showed none; the CLI maps it to exit 3, as a provider failure.
+var ErrNotInspected = errors.New("the provider showed no inspection of the diff")
+
+// Inspection is what an agent was observed doing while it reviewed: the
+// tool calls it reported, the files it read through diffpal, and what
+// diffpal refused it. Paths are repository-relative (slash-separated);
+// anything outside the repository is named "(outside the repository)".
+type Inspection struct {
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Reads are the files served to the agent (fs/read_text_file).
+	Reads []string `json:"reads,omitempty"`
+	// Refused are the requests refused: writes, terminals, paths outside
+	// the repository, permission requests (answered reject).
+	Refused []string `json:"refused,omitempty"`
+}
+
+// ToolCall is one tool call an agent reported.
+type ToolCall struct {
+	ID     string   `json:"id,omitempty"`
+	Kind   string   `json:"kind,omitempty"`
+	Title  string   `json:"title"`
+	Status string   `json:"status,omitempty"`
+	Paths  []string `json:"paths,omitempty"`
+	// Input is the call's raw input as text, clipped and redacted.
+	Input string `json:"input,omitempty"`
+}
+
+// Label is how the bundle lists the call: "kind: title".
+func (t ToolCall) Label() string {
+	if t.Kind == "" {
+		return t.Title
+	}
+	return t.Kind + ": " + t.Title
+}
+
+// MaxInspectionItems bounds each list of a merged Inspection.
+const MaxInspectionItems = 500
+
+// Merge adds o's observations to in (nil-safe on o) and returns in, or a
+// new Inspection when in is nil and o is not.
+func (in *Inspection) Merge(o *Inspection) *Inspection {
+	if o == nil {
+		return in
+	}
+	if in == nil {
+		in = &Inspection{}
+	}
+	for _, t := range o.ToolCalls {
+		if len(in.ToolCalls) < MaxInspectionItems {
+			in.ToolCalls = append(in.ToolCalls, t)
+		}
+	}
+	add := func(list *[]string, xs []string) {
+		for _, x := range xs {
+			if len(*list) < MaxInspectionItems && !slices.Contains(*list, x) {
+				*list = append(*list, x)
+			}
+		}
+	}
+	add(&in.Reads, o.Reads)
+	add(&in.Refused, o.Refused)
+	return in
+}
+
+// Labels are the tool calls' labels, each once, in order.
+func (in *Inspection) Labels() []string {
+	if in == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range in.ToolCalls {
+		if l := t.Label(); !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Inspected says what the observations show: diff is set when the agent
+// read a changed file, a tool call touched or named one, or a tool call
+// ran git diff/show/log; context when it read or touched any other file
+// of the repository, or searched it.
+func (in *Inspection) Inspected(changed []string) (diff, context bool) {
+	if in == nil {
+		return false, false
+	}
+	isChanged := func(p string) bool { return slices.Contains(changed, p) }
+	for _, p := range in.Reads {
+		if isChanged(p) {
+			diff = true
+		} else if p != OutsideRepo {
+			context = true
+		}
+	}
+	for _, t := range in.ToolCalls {
+		for _, p := range t.Paths {
+			if isChanged(p) {
+				diff = true
+			} else if p != OutsideRepo {
+				context = true
+			}
+		}
+		text := t.Title + "\n" + t.Input
+		if gitDiffRe(text) {
+			diff = true
+		}
+		for _, c := range changed {
+			if strings.Contains(text, c) {
+				diff = true
+			}
+		}
+		if t.Kind == "search" {
+			context = true
+		}
+	}
+	return diff, context
+}
+
+// OutsideRepo stands for a path outside the repository in an Inspection.
+const OutsideRepo = "(outside the repository)"
+
+// gitDiffRe reports whether s runs a git command that shows the change.
+func gitDiffRe(s string) bool {
+	f := strings.Fields(s)
+	for i := 0; i+1 < len(f); i++ {
+		if strings.HasSuffix(f[i], "git") {
+			switch f[i+1] {
+			case "diff", "show", "log":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Candidate is one possible finding a provider reports for a profile.

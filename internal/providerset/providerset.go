@@ -21,11 +21,14 @@ import (
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/provider"
+	"github.com/diffpalhq/diffpal/internal/provider/acp"
+	"github.com/diffpalhq/diffpal/internal/provider/aistudio"
 	"github.com/diffpalhq/diffpal/internal/provider/anthropic"
 	"github.com/diffpalhq/diffpal/internal/provider/builtin"
 	"github.com/diffpalhq/diffpal/internal/provider/command"
 	"github.com/diffpalhq/diffpal/internal/provider/llm"
 	"github.com/diffpalhq/diffpal/internal/provider/openai"
+	"github.com/diffpalhq/diffpal/internal/provider/pool"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/scope"
 	"github.com/diffpalhq/diffpal/internal/secrets"
@@ -60,9 +63,15 @@ type Choice struct {
 	PackNames []string
 	// Instructions are the config's review guidance for model providers.
 	Instructions string
+	// Language is the language model providers write their text in.
+	Language string
 	// Getenv reads provider key variables (the command's IOStreams; the
 	// process environment when nil).
 	Getenv func(string) string
+	// Record, when set, replaces every model transport (diffpal debug
+	// prompt): the llm machinery builds the same prompts, the client Record
+	// returns answers without calling anything, and no answer is cached.
+	Record func(provider string, pc config.Provider) llm.Client
 }
 
 func (ch Choice) env(key string) string {
@@ -89,7 +98,9 @@ func Build(ch Choice, cfg *config.Config) (*Set, error) {
 	set := &Set{KeyEnvs: map[string]string{}}
 	built := map[string]provider.Provider{}
 	var rulePacks *builtin.Builtin
-	resolve := func(name string, isDefault bool) (provider.Provider, error) {
+	building := map[string]bool{}
+	var resolve func(name string, isDefault bool) (provider.Provider, error)
+	resolve = func(name string, isDefault bool) (provider.Provider, error) {
 		if p, ok := built[name]; ok {
 			return p, nil
 		}
@@ -107,6 +118,24 @@ func Build(ch Choice, cfg *config.Config) (*Set, error) {
 				rulePacks = b
 			}
 			p = rulePacks
+		case inConfig && pc.Type == "pool":
+			if building[name] {
+				return nil, usageErrf("providers.%s: a pool cannot contain itself", name)
+			}
+			building[name] = true
+			var members []pool.Member
+			for _, m := range pc.Members {
+				mp, err := resolve(m, false)
+				if err != nil {
+					return nil, fmt.Errorf("providers.%s.members: %w", name, err)
+				}
+				members = append(members, pool.Member{Name: m, Provider: mp})
+			}
+			pp, err := pool.New(name, members)
+			if err != nil {
+				return nil, usageErrf("%v", err)
+			}
+			p = pp
 		case inConfig:
 			if isDefault && ch.Model != "" && pc.Type != "command" {
 				pc.Model = ch.Model
@@ -116,7 +145,21 @@ func Build(ch Choice, cfg *config.Config) (*Set, error) {
 				return nil, err
 			}
 			p = lp
-		case name == "openai" || name == "anthropic" || name == "command":
+		case config.IsACP(name):
+			// A bare ACP type: its default command line (generic_acp
+			// takes --command).
+			pc := config.Provider{Type: name, Model: ch.Model}
+			if name == "generic_acp" {
+				if pc.Command = strings.Fields(ch.Command); len(pc.Command) == 0 {
+					return nil, usageErrf("--provider generic_acp needs --command \"AGENT ARGS\" (an ACP agent on stdio) or a providers entry of type generic_acp in the config")
+				}
+			}
+			lp, err := modelProvider(name, pc, ch, set)
+			if err != nil {
+				return nil, err
+			}
+			p = lp
+		case name == "openai" || name == "anthropic" || name == "command" || name == "aistudio":
 			pc := config.Provider{Type: name, Model: ch.Model}
 			if name == "command" {
 				pc.Command = strings.Fields(ch.Command)
@@ -132,11 +175,12 @@ func Build(ch Choice, cfg *config.Config) (*Set, error) {
 			}
 			p = lp
 		default:
-			names := []string{"builtin", "openai", "anthropic", "command"}
+			names := append([]string{"builtin", "openai", "anthropic", "command", "aistudio"}, config.ACPTypes...)
+			fixed := len(names)
 			for n := range cfg.Providers {
 				names = append(names, n)
 			}
-			sort.Strings(names[4:])
+			sort.Strings(names[fixed:])
 			return nil, usageErrf("unknown provider %q: want one of %s", name, strings.Join(names, ", "))
 		}
 		built[name] = p
@@ -204,6 +248,8 @@ func KeyEnvOf(pc config.Provider) string {
 		return openai.APIKeyEnv
 	case "anthropic":
 		return anthropic.APIKeyEnv
+	case "aistudio":
+		return aistudio.APIKeyEnv
 	}
 	return ""
 }
@@ -219,6 +265,8 @@ func BaseURLOf(pc config.Provider) string {
 		return cmp.Or(openai.FromEnv().BaseURL, openai.DefaultBaseURL)
 	case "anthropic":
 		return cmp.Or(anthropic.FromEnv().BaseURL, anthropic.DefaultBaseURL)
+	case "aistudio":
+		return cmp.Or(os.Getenv(aistudio.BaseURLEnv), aistudio.DefaultBaseURL)
 	}
 	return ""
 }
@@ -230,25 +278,38 @@ func modelProvider(name string, pc config.Provider, ch Choice, set *Set) (*llm.P
 		return nil, usageErrf("providers.%s.timeout: %v", name, err)
 	}
 	var client llm.Client
-	switch pc.Type {
+	switch {
+	case ch.Record != nil:
+		client = ch.Record(name, pc)
+		ch.NoCache = true
 	// Timeout -1: the llm layer times calls.
-	case "openai":
+	case pc.Type == "openai":
 		set.KeyEnvs[name] = KeyEnvOf(pc)
 		client, err = openai.New(openai.Config{
 			BaseURL: BaseURLOf(pc), APIKey: ch.env(KeyEnvOf(pc)), APIKeyHeader: pc.APIKeyHeader,
 			Model: pc.Model, Timeout: -1,
 		})
-	case "anthropic":
+	case pc.Type == "anthropic":
 		set.KeyEnvs[name] = KeyEnvOf(pc)
 		client, err = anthropic.New(anthropic.Config{
 			BaseURL: BaseURLOf(pc), APIKey: ch.env(KeyEnvOf(pc)),
 			Model: pc.Model, MaxTokens: pc.MaxTokens, Timeout: -1,
 		})
-	case "command":
+	case pc.Type == "command":
 		// The agent reads the untrusted change: it gets diffpal's
 		// environment without the code hosts' write tokens, which only
 		// publishing needs (review --publish holds them in CI).
 		client, err = command.New(command.Config{Argv: pc.Command, Dir: ch.Root, Timeout: -1, Env: secrets.WithoutCodeHostTokens(os.Environ())})
+	case pc.Type == "aistudio":
+		set.KeyEnvs[name] = KeyEnvOf(pc)
+		client, err = aistudio.New(aistudio.Config{BaseURL: BaseURLOf(pc), APIKey: ch.env(KeyEnvOf(pc)), Model: pc.Model, Timeout: -1})
+	case config.IsACP(pc.Type):
+		// The same environment as command: no code-host write tokens
+		// reach an agent that reads the untrusted change.
+		var argv []string
+		if argv, err = acp.CommandLine(pc.Type, pc.Command, pc.Model); err == nil {
+			client, err = acp.New(acp.Config{Type: pc.Type, Argv: argv, Dir: ch.Root, Timeout: -1, Env: secrets.WithoutCodeHostTokens(os.Environ())})
+		}
 	default:
 		return nil, usageErrf("providers.%s.type: unknown type %q", name, pc.Type)
 	}
@@ -266,14 +327,14 @@ func modelProvider(name string, pc config.Provider, ch Choice, set *Set) (*llm.P
 	callTimeout := timeout
 	if callTimeout == 0 {
 		callTimeout = 5 * time.Minute
-		if pc.Type == "command" {
+		if pc.Type == "command" || config.IsACP(pc.Type) {
 			callTimeout = 10 * time.Minute
 		}
 	}
 	p, err := llm.New(llm.Config{
 		Client: client, Model: pc.Model, Reasoning: pc.Reasoning, MaxTokens: pc.MaxTokens,
 		MaxBytes: pc.MaxBytes, CallTimeout: callTimeout, Concurrency: pc.MaxConcurrency, CacheDir: cacheDir, CacheBase: ch.Root,
-		Instructions: ch.Instructions,
+		Instructions: ch.Instructions, Language: ch.Language,
 	})
 	if err != nil {
 		return nil, usageErrf("provider %s: %v", name, err)

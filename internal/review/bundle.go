@@ -10,6 +10,7 @@ import (
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/evidence"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/secrets"
 )
@@ -68,7 +69,7 @@ func (e *engine) header(red func(string) string) *findings.Bundle {
 		Version: findings.CurrentVersion, ReviewID: cmp.Or(e.o.ReviewID, "local"),
 		BaseSHA: ch.Range.DiffBase, HeadSHA: ch.Range.Head, Repo: ch.Repository,
 		Prompt:     &findings.Prompt{PromptID: "diffpal.review", PromptVersion: e.o.Provider.Name(), Purpose: "review", SchemaVersion: "findings.v3"},
-		Inspection: &findings.Inspection{ProviderType: e.o.Provider.Name(), DiffInspected: true, ContextInspected: true},
+		Inspection: e.inspection(red), Language: e.o.Language,
 	}
 	if ch.Range.Worktree {
 		b.HeadSHA = ""
@@ -83,6 +84,48 @@ func (e *engine) header(red func(string) string) *findings.Bundle {
 		b.Files = append(b.Files, findings.File{Path: f.Path(), Status: f.Diff.Status})
 	}
 	return b
+}
+
+// inspection is the bundle's inspection block: what the provider was
+// observed doing when it can observe (agents over ACP), else what it was
+// given (the evidence packet holds the diff and its context).
+func (e *engine) inspection(red func(string) string) *findings.Inspection {
+	in := &findings.Inspection{ProviderType: e.o.Provider.Name(), Required: e.o.InspectionRequired, DiffInspected: true, ContextInspected: true}
+	if obs := e.audit.Inspection; obs != nil {
+		in.DiffInspected, in.ContextInspected = obs.Inspected(e.changedPaths())
+		for _, l := range obs.Labels() {
+			in.ToolCalls = append(in.ToolCalls, fieldText(red(l), 256))
+		}
+	}
+	return in
+}
+
+func (e *engine) changedPaths() []string {
+	var out []string
+	for _, f := range e.ch.Files {
+		out = append(out, f.Path())
+		if f.Diff.OldPath != "" && f.Diff.OldPath != f.Path() {
+			out = append(out, f.Diff.OldPath)
+		}
+	}
+	return out
+}
+
+// checkInspection enforces inspection.required once every profile has
+// answered: the provider must have been seen inspecting the diff.
+func (e *engine) checkInspection() error {
+	if !e.o.InspectionRequired {
+		return nil
+	}
+	obs := e.audit.Inspection
+	if obs == nil {
+		return fmt.Errorf("inspection.required: provider %s cannot report what it inspected (only ACP agent providers do): %w", e.o.Provider.Name(), provider.ErrNotInspected)
+	}
+	if diff, _ := obs.Inspected(e.changedPaths()); !diff {
+		return fmt.Errorf("inspection.required: provider %s read none of the %d changed files and ran no git diff (%d tool calls observed): %w",
+			e.o.Provider.Name(), len(e.ch.Files), len(obs.ToolCalls), provider.ErrNotInspected)
+	}
+	return nil
 }
 
 // finding is the group's finding, from its leading candidate.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/evidence"
@@ -61,6 +62,11 @@ type Change struct {
 // contents through one cat-file process, applies scope and builds the
 // evidence packet.
 func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
+	return loadChange(ctx, o, nil)
+}
+
+// loadChange is LoadChange timing its phases on clock (nil: untimed).
+func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Change, error) {
 	r := &git.Runner{Dir: o.Dir}
 	root, err := r.TopLevel(ctx)
 	if err != nil {
@@ -81,6 +87,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	if c.Repository == "" {
 		c.Repository = repositoryID(ctx, r, root)
 	}
+	clock.mark("resolve range")
 	// For committed ranges the new contents are fetched while git computes
 	// the patch: `diff --raw` lists the blobs quickly, cat-file streams
 	// them, and both overlap with the (slower) patch diff.
@@ -92,6 +99,8 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	if !rg.Worktree {
 		pre = make(chan prefetch, 1)
 		go func() {
+			t := time.Now()
+			defer func() { clock.record("read new contents", time.Since(t)) }()
 			ids, err := r.ChangedBlobs(ctx, rg.DiffBase, rg.Head)
 			if err != nil || len(ids) == 0 {
 				pre <- prefetch{err: err}
@@ -127,10 +136,12 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 		}
 		return nil, err
 	}
+	clock.mark("git diff")
 	files, err := diff.Parse(c.RawDiff)
 	if err != nil {
 		return nil, fmt.Errorf("parse git diff: %w", err)
 	}
+	clock.mark("parse diff")
 	if rg.Worktree {
 		extra, raw, err := untracked(ctx, here, root, o.Paths)
 		if err != nil {
@@ -153,6 +164,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 			return nil, fmt.Errorf("read changed files at %s: %w", short(rg.Head), p.err)
 		}
 		blobData = p.data
+		clock.mark("wait for new contents")
 	}
 	for _, f := range files {
 		cf := &ChangedFile{Diff: f}
@@ -188,6 +200,7 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 	// Git's order can be anything (diff.orderFile, untracked files
 	// appended): the engine looks files up by path.
 	slices.SortFunc(c.Files, func(a, b *ChangedFile) int { return strings.Compare(a.Path(), b.Path()) })
+	clock.mark("scope")
 	if !o.NoPacket {
 		if c.Packet, err = c.BuildPacket(o.MaxItems); err != nil {
 			return nil, err

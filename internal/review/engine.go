@@ -51,6 +51,11 @@ type Options struct {
 	// policy); each edit, and each diffpal:ignore the change adds, becomes
 	// a policy.self-edit finding.
 	ReviewPolicy *Policy
+	// Language is the bundle's language ("" leaves it out).
+	Language string
+	// InspectionRequired fails the review with provider.ErrNotInspected
+	// when the provider showed no inspection of the diff.
+	InspectionRequired bool
 }
 
 // Result is a finished review.
@@ -64,25 +69,29 @@ type Result struct {
 // Audit is everything the review decided, for qa-session.json and the
 // summary: nothing is dropped or suppressed without a record here.
 type Audit struct {
-	Provider     string            `json:"provider"`
-	Range        any               `json:"range"`
-	FilterMode   string            `json:"filter_mode"`
-	Triage       string            `json:"triage"`
-	Folded       map[string]string `json:"folded_profiles,omitempty"`
-	Skips        []scope.Skip      `json:"skipped_files"`
-	Drops        []Drop            `json:"dropped"`
-	Suppressed   []Suppressed      `json:"suppressed"`
-	Invalid      []Suppressed      `json:"invalid_suppressions,omitempty"`
-	Baseline     *BaselineSummary  `json:"baseline,omitempty"`
-	Deep         *DeepPass         `json:"deep_review,omitempty"`
-	Notes        []string          `json:"notes,omitempty"`
-	Policy       *Policy           `json:"policy,omitempty"`
-	Files        int               `json:"files_reviewed"`
-	AddedLines   int               `json:"added_lines"`
-	RemovedLines int               `json:"removed_lines"`
-	Candidates   int               `json:"candidates"`
-	Findings     int               `json:"findings"`
-	Seconds      float64           `json:"seconds"`
+	Provider   string            `json:"provider"`
+	Range      any               `json:"range"`
+	FilterMode string            `json:"filter_mode"`
+	Triage     string            `json:"triage"`
+	Folded     map[string]string `json:"folded_profiles,omitempty"`
+	Skips      []scope.Skip      `json:"skipped_files"`
+	Drops      []Drop            `json:"dropped"`
+	Suppressed []Suppressed      `json:"suppressed"`
+	Invalid    []Suppressed      `json:"invalid_suppressions,omitempty"`
+	Baseline   *BaselineSummary  `json:"baseline,omitempty"`
+	Deep       *DeepPass         `json:"deep_review,omitempty"`
+	Notes      []string          `json:"notes,omitempty"`
+	Policy     *Policy           `json:"policy,omitempty"`
+	// Inspection is what the agent was observed doing, over every profile
+	// (tool calls, files read, requests refused); nil when the provider
+	// cannot observe.
+	Inspection   *provider.Inspection `json:"inspection,omitempty"`
+	Files        int                  `json:"files_reviewed"`
+	AddedLines   int                  `json:"added_lines"`
+	RemovedLines int                  `json:"removed_lines"`
+	Candidates   int                  `json:"candidates"`
+	Findings     int                  `json:"findings"`
+	Seconds      float64              `json:"seconds"`
 }
 
 // Policy records where the review's own policy (config, .diffpalignore,
@@ -154,10 +163,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			o.Progress(s)
 		}
 	}
+	clock := newPhaseClock()
+	defer clock.print()
 	progress("reading the change")
 	co := o.Change
 	co.NoPacket = true
-	ch, err := LoadChange(ctx, co)
+	ch, err := loadChange(ctx, co, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.Provider = b
+		clock.mark("load rule packs")
 	}
 	// The evidence packet and the provider's file-only work are
 	// independent: do them at the same time.
@@ -174,17 +186,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		t := time.Now()
 		ch.Packet, packetErr = ch.BuildPacket(o.Change.MaxItems)
+		clock.record("evidence packet", time.Since(t))
 	}()
 	if p, ok := o.Provider.(provider.Preparer); ok {
 		progress("matching rules")
+		t := time.Now()
 		p.Prepare(ctx, ch.Files)
+		clock.record("match rules", time.Since(t))
 	}
 	<-done
+	clock.mark("match rules + evidence packet")
 	if packetErr != nil {
 		return nil, packetErr
 	}
-	e := &engine{o: o, ch: ch, pc: ch.ForProviders(), now: now, progress: progress}
+	e := &engine{o: o, ch: ch, pc: ch.ForProviders(), now: now, progress: progress, clock: clock}
 	e.audit = Audit{Provider: o.Provider.Name(), Range: ch.Range, FilterMode: o.FilterMode, Skips: ch.Skips}
 	if e.audit.Skips == nil {
 		e.audit.Skips = []scope.Skip{}
@@ -213,6 +230,7 @@ type engine struct {
 	now      func() time.Time
 	progress func(string)
 	audit    Audit
+	clock    *phaseClock // nil unless EnvPhases
 
 	// The session, driven through its steps.
 	orch     *qa.Orchestrator
@@ -315,6 +333,7 @@ func (e *engine) run(ctx context.Context) error {
 	if e.session, err = e.orch.Advance(ctx, adv); err != nil {
 		return fmt.Errorf("triage: %w", err)
 	}
+	e.clock.mark("session start + triage")
 	e.profiles = e.session.ReviewProfiles
 	fold := foldProfiles(e.profiles)
 	e.audit.Folded = map[string]string{}
@@ -342,12 +361,17 @@ func (e *engine) run(ctx context.Context) error {
 			return fmt.Errorf("provider %s, profile %s: %w", e.o.Provider.Name(), p, err)
 		}
 		e.results[p] = res
+		e.audit.Inspection = e.audit.Inspection.Merge(res.Inspection)
+		e.audit.Notes = append(e.audit.Notes, res.Notes...)
 		for reason, n := range res.Dropped {
 			e.dropN(reason, string(p), n)
 		}
 		for _, c := range res.Candidates {
 			e.cands = append(e.cands, newCandidate(c, p, false))
 		}
+	}
+	if err := e.checkInspection(); err != nil {
+		return err
 	}
 	// The change's edits to its own review policy are candidates too,
 	// flagged so that suppression cannot silence them.
@@ -361,6 +385,7 @@ func (e *engine) run(ctx context.Context) error {
 		}
 	}
 
+	e.clock.mark("provider answers")
 	if err := e.runPipeline(ctx); err != nil {
 		return err
 	}

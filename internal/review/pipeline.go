@@ -57,6 +57,7 @@ func (e *engine) runPipeline(ctx context.Context) error {
 		if err := s.Process(ctx, e); err != nil {
 			return err
 		}
+		e.clock.mark("pipeline: " + s.Name())
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	rsyntax "regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -252,6 +253,15 @@ func containsFold(s, needle string) bool {
 	return false
 }
 
+// lowerASCII lower-cases s's ASCII letters as lower does, byte by byte.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lower(c)
+	}
+	return string(b)
+}
+
 func lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
 		return c + 'a' - 'A'
@@ -275,60 +285,79 @@ func newLiteralIndex(lits []string) *literalIndex {
 	if x.words == 0 {
 		x.words = 1
 	}
-	type node struct {
-		child map[byte]int32
-		fail  int32
-		out   []int
+	// The trie is built in the transition table itself (0 = no child:
+	// the root is nobody's child), then breadth first every missing
+	// transition becomes its failure state's.
+	// States are the literals' distinct prefixes (the root is ""): count
+	// them to allocate the table once.
+	sorted := make([]string, len(lits))
+	for i, l := range lits {
+		sorted[i] = lowerASCII(l)
 	}
-	nodes := []node{{child: map[byte]int32{}}}
+	slices.Sort(sorted)
+	states := 1
+	for i, l := range sorted {
+		common := 0
+		if i > 0 {
+			p := sorted[i-1]
+			for common < len(l) && common < len(p) && l[common] == p[common] {
+				common++
+			}
+		}
+		states += len(l) - common
+	}
+	next := make([]int32, 256, 256*states)
+	outs := make([][]int, 1, states) // state -> literal ids ending there
 	for id, l := range lits {
 		s := int32(0)
 		for i := 0; i < len(l); i++ {
-			c := lower(l[i])
-			nx, ok := nodes[s].child[c]
-			if !ok {
-				nx = int32(len(nodes))
-				nodes = append(nodes, node{child: map[byte]int32{}})
-				nodes[s].child[c] = nx
+			c := int(lower(l[i]))
+			nx := next[int(s)*256+c]
+			if nx == 0 {
+				nx = int32(len(outs))
+				outs = append(outs, nil)
+				next = next[:len(next)+256] // zero: allocated above
+				next[int(s)*256+c] = nx
 			}
 			s = nx
 		}
-		nodes[s].out = append(nodes[s].out, id)
+		outs[s] = append(outs[s], id)
 	}
-	x.next = make([]int32, len(nodes)*256)
-	x.out = make([]uint64, len(nodes)*x.words)
-	queue := []int32{}
-	for c := 0; c < 256; c++ {
-		if nx, ok := nodes[0].child[byte(c)]; ok {
-			x.next[c] = nx
-			queue = append(queue, nx)
-		}
-	}
-	for _, id := range nodes[0].out {
+	n := len(outs)
+	x.next = next
+	x.out = make([]uint64, n*x.words)
+	fail := make([]int32, n)
+	for _, id := range outs[0] {
 		x.out[id/64] |= 1 << (id % 64)
 	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		f := nodes[s].fail
-		for _, id := range nodes[s].out {
-			x.out[int(s)*x.words+id/64] |= 1 << (id % 64)
+	queue := make([]int32, 0, n)
+	for c := 0; c < 256; c++ {
+		if nx := next[c]; nx != 0 {
+			queue = append(queue, nx) // fail = root
 		}
-		for w := 0; w < x.words; w++ {
-			x.out[int(s)*x.words+w] |= x.out[int(f)*x.words+w]
+	}
+	for q := 0; q < len(queue); q++ {
+		s := queue[q]
+		f := fail[s]
+		row := x.out[int(s)*x.words : int(s+1)*x.words]
+		for _, id := range outs[s] {
+			row[id/64] |= 1 << (id % 64)
 		}
+		for w, v := range x.out[int(f)*x.words : int(f+1)*x.words] {
+			row[w] |= v
+		}
+		base, fbase := int(s)*256, int(f)*256
 		for c := 0; c < 256; c++ {
-			if nx, ok := nodes[s].child[byte(c)]; ok {
-				nodes[nx].fail = x.next[int(f)*256+c]
-				x.next[int(s)*256+c] = nx
+			if nx := next[base+c]; nx != 0 {
+				fail[nx] = next[fbase+c]
 				queue = append(queue, nx)
 			} else {
-				x.next[int(s)*256+c] = x.next[int(f)*256+c]
+				next[base+c] = next[fbase+c]
 			}
 		}
 	}
-	x.emits = make([]bool, len(nodes))
-	for st := range nodes {
+	x.emits = make([]bool, n)
+	for st := 0; st < n; st++ {
 		for _, v := range x.out[st*x.words : (st+1)*x.words] {
 			x.emits[st] = x.emits[st] || v != 0
 		}

@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/secrets"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
-	"github.com/goccy/go-yaml"
 )
 
 // Line is one line of a changed file's new version (or, for Removed, the old version).
@@ -301,18 +299,18 @@ func Load(packs ...[]byte) (*Set, error) { return LoadNamed(nil, packs) }
 // come from the change under review, so they are decoded within
 // yamlsafe.RulePack's bounds and their errors quote at most one line.
 func LoadNamed(names []string, packs [][]byte) (*Set, error) {
-	bp, err := BuiltinPacks()
+	// Every review that matches these rules also runs the secret detector
+	// (package secrets), whose gitleaks configuration takes longer to
+	// build than the rules take to compile: build it meanwhile, on
+	// another core (it is built once per process).
+	go secrets.Rules()
+	builtin, err := builtinDecoded()
 	if err != nil {
 		return nil, err
 	}
-	builtin := make([]string, 0, len(bp))
-	for n := range bp {
-		builtin = append(builtin, n)
-	}
-	sort.Strings(builtin)
 	s := &Set{byID: map[string]*Rule{}}
-	for _, n := range builtin {
-		if err := s.add("builtin:"+n, bp[n]); err != nil {
+	for _, np := range builtin {
+		if err := s.addPack("builtin:"+np.Name, np.Pack, false); err != nil {
 			return nil, err
 		}
 	}
@@ -380,14 +378,6 @@ func (s *Set) addUser(label string, data []byte) error {
 		return fmt.Errorf("rules: pack %w", err)
 	}
 	return s.addPack(label, p, true)
-}
-
-func (s *Set) add(label string, data []byte) error {
-	var p pack
-	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
-		return fmt.Errorf("rules: pack %s: invalid YAML: %v", label, err)
-	}
-	return s.addPack(label, p, false)
 }
 
 // addPack compiles a pack's rules. Queries of a user pack (eager) are

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 )
@@ -38,14 +39,17 @@ var hexKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // cacheEntry is the stored form.
 type cacheEntry struct {
-	Version   int             `json:"version"`
-	Key       string          `json:"key"`
-	Provider  string          `json:"provider"`
-	Model     string          `json:"model"`
-	Kind      string          `json:"kind"`
-	Answer    json.RawMessage `json:"answer"`
-	Usage     Usage           `json:"usage"`
-	CreatedAt string          `json:"created_at"`
+	Version  int             `json:"version"`
+	Key      string          `json:"key"`
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	Kind     string          `json:"kind"`
+	Answer   json.RawMessage `json:"answer"`
+	Usage    Usage           `json:"usage"`
+	// Inspection is what the agent that made the answer was seen doing
+	// (paths and tool titles, already redacted; never file contents).
+	Inspection *provider.Inspection `json:"inspection,omitempty"`
+	CreatedAt  string               `json:"created_at"`
 }
 
 const cacheVersion = 1
@@ -78,26 +82,35 @@ func (c *Cache) path(key string) string {
 
 // Get returns the cached answer of key.
 func (c *Cache) Get(key string) (json.RawMessage, Usage, bool) {
+	raw, u, _, ok := c.get(key)
+	return raw, u, ok
+}
+
+func (c *Cache) get(key string) (json.RawMessage, Usage, *provider.Inspection, bool) {
 	if c == nil || !hexKey.MatchString(key) {
-		return nil, Usage{}, false
+		return nil, Usage{}, nil, false
 	}
 	p := c.path(key)
 	if safefile.CheckDir(c.Base, filepath.Dir(p)) != nil {
-		return nil, Usage{}, false
+		return nil, Usage{}, nil, false
 	}
 	data, err := repofs.ReadRegular(p, maxCacheEntry)
 	if err != nil {
-		return nil, Usage{}, false
+		return nil, Usage{}, nil, false
 	}
 	var e cacheEntry
 	if json.Unmarshal(data, &e) != nil || e.Version != cacheVersion || e.Key != key || len(e.Answer) == 0 {
-		return nil, Usage{}, false
+		return nil, Usage{}, nil, false
 	}
-	return e.Answer, e.Usage, true
+	return e.Answer, e.Usage, e.Inspection, true
 }
 
 // Put stores an answer atomically.
 func (c *Cache) Put(key, provider, model, kind string, answer json.RawMessage, u Usage) error {
+	return c.put(key, provider, model, kind, answer, u, nil)
+}
+
+func (c *Cache) put(key, provider, model, kind string, answer json.RawMessage, u Usage, insp *provider.Inspection) error {
 	if c == nil {
 		return nil
 	}
@@ -109,7 +122,7 @@ func (c *Cache) Put(key, provider, model, kind string, answer json.RawMessage, u
 		now = c.Now
 	}
 	data, err := json.Marshal(cacheEntry{Version: cacheVersion, Key: key, Provider: provider, Model: model, Kind: kind,
-		Answer: answer, Usage: u, CreatedAt: now().UTC().Format(time.RFC3339)})
+		Answer: answer, Usage: u, Inspection: insp, CreatedAt: now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return err
 	}

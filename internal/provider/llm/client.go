@@ -19,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/diffpalhq/diffpal/internal/provider"
 )
 
 // Message is one chat message.
@@ -57,6 +59,10 @@ type Response struct {
 	Usage Usage
 	// Model is the model that answered, when the API says.
 	Model string
+	// Inspection is what an agent transport saw the agent do during the
+	// call (tool calls, files read, requests refused); nil otherwise. It
+	// may accompany an error (a malformed answer still inspected code).
+	Inspection *provider.Inspection
 }
 
 // Client performs one call. Implementations classify their failures with

@@ -104,6 +104,10 @@ type Config struct {
 	// Redactor removes secrets from everything sent (default settings
 	// when nil).
 	Redactor *Redactor
+	// Language, when set, is the language the model writes every
+	// human-readable text of its answers in (keys and enum values stay
+	// as the schema defines them).
+	Language string
 }
 
 // Provider reviews profiles with a model through a Client. It implements
@@ -234,6 +238,9 @@ type jobResult struct {
 	raw    json.RawMessage
 	calls  []callRecord
 	cached bool
+	// inspection is what the calls' agent was seen doing (or, for a cached
+	// answer, what it did when the answer was made).
+	inspection *provider.Inspection
 }
 
 func (p *Provider) request(j *job, msgs []Message) Request {
@@ -250,10 +257,10 @@ func (p *Provider) run(ctx context.Context, j *job) (jobResult, error) {
 	if p.cache != nil {
 		var err error
 		if key, err = CacheKey(p.Name(), p.request(j, msgs), j.evidence); err == nil {
-			if raw, _, ok := p.cache.Get(key); ok {
+			if raw, _, insp, ok := p.cache.get(key); ok {
 				if _, fatal := j.validate(raw); !fatal {
 					p.hits.Add(1)
-					res.raw, res.cached = raw, true
+					res.raw, res.cached, res.inspection = raw, true, insp
 					return res, nil
 				}
 			}
@@ -277,6 +284,7 @@ func (p *Provider) run(ctx context.Context, j *job) (jobResult, error) {
 		p.count(req)
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		resp, err := p.cfg.Client.Complete(cctx, req)
+		res.inspection = res.inspection.Merge(resp.Inspection)
 		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		<-p.sem
@@ -352,7 +360,7 @@ func (p *Provider) run(ctx context.Context, j *job) (jobResult, error) {
 			res.raw = append(json.RawMessage(nil), stripCodeFence(resp.JSON)...)
 			if key != "" {
 				// A failed write costs a future call, not this review.
-				_ = p.cache.Put(key, p.Name(), p.cfg.Model, j.kind, res.raw, u)
+				_ = p.cache.put(key, p.Name(), p.cfg.Model, j.kind, res.raw, u, res.inspection)
 			}
 			return res, nil
 		case canRepair:

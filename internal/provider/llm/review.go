@@ -36,11 +36,23 @@ const (
 	profileOutro = "Answer now with the JSON object only."
 )
 
+// languageRule asks for the configured language ("" when none is set).
+// The language is the user's own setting, not data; it is still kept to
+// one short line.
+func (p *Provider) languageRule() string {
+	lang := strings.Join(strings.Fields(p.cfg.Language), " ")
+	if lang == "" {
+		return ""
+	}
+	return "- Write every human-readable text of your answer (titles, descriptions, impact, suggestions, coverage_gaps, unverified, rationales) in this language: " +
+		clip.Text(lang, 64) + ". JSON keys and enum values (category, severity, verdict) stay exactly as the schema defines them.\n"
+}
+
 // profileJob builds the request of one chunk.
 func (p *Provider) profileJob(req provider.ProfileRequest, c *chunk, label string) *job {
 	pre := p.preParts(req.Change)
 	tok := tokenFor(pre, c.blocks)
-	system := profilePrompt(req) + "\n" + fenceRules(tok)
+	system := profilePrompt(req) + p.languageRule() + "\n" + fenceRules(tok)
 	user := userMessage(profileIntro, tok, pre, c.blocks, profileOutro)
 	sc := scopeOf(c, req.Change)
 	ev := make([]string, len(c.blocks))
@@ -97,6 +109,9 @@ func (p *Provider) ReviewProfile(ctx context.Context, req provider.ProfileReques
 		jobs[i] = p.profileJob(req, c, fmt.Sprintf("profile %s, part %d of %d", req.Profile, i+1, len(chunks)))
 	}
 	results, err := p.runJobs(ctx, jobs)
+	for _, r := range results {
+		res.Inspection = res.Inspection.Merge(r.inspection)
+	}
 	res.AttemptLog, res.InputTokens, res.OutputTokens, res.CachedInputTokens = attemptLog(req.Profile, results)
 	res.Attempts = len(res.AttemptLog)
 	if err != nil {

@@ -233,7 +233,7 @@ func (p *Provider) verifyJob(req VerifyRequest, ids []string, idx []int, blocks 
 			sys += "The deep review was triggered by: " + strings.Join(rs, ", ") + ".\n\n"
 		}
 	}
-	sys += fenceRules(tok)
+	sys += p.languageRule() + fenceRules(tok)
 	user := userMessage("Verify each candidate block (part=candidate) against the evidence blocks.", tok, pre, blocks,
 		"Answer now with the JSON object only, one verdict for each of: "+strings.Join(ids, ", ")+".")
 	refs := blockRefs(blocks)

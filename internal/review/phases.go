@@ -1,0 +1,80 @@
+package review
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EnvPhases, set to 1, makes a review print how long each of its phases
+// took on standard error, one "diffpal: phase NAME SECONDS" line each
+// (bench/review.sh prints the breakdown; docs/benchmarks.md). The first
+// phase, startup, runs from the process's start (package initialisation)
+// to the review's; phases that overlap others are named "(concurrent)".
+const EnvPhases = "DIFFPAL_PHASES"
+
+// processStart is when this package was initialised: within a
+// millisecond of the process's start.
+var processStart = time.Now()
+
+// phaseClock records the wall time of a review's phases. A nil clock
+// records nothing; it is safe for concurrent use.
+type phaseClock struct {
+	mu     sync.Mutex
+	last   time.Time
+	phases []phaseTime
+}
+
+type phaseTime struct {
+	name string
+	d    time.Duration
+}
+
+// newPhaseClock returns a clock when EnvPhases asks for one, else nil.
+func newPhaseClock() *phaseClock {
+	if os.Getenv(EnvPhases) != "1" {
+		return nil
+	}
+	c := &phaseClock{last: processStart}
+	c.mark("startup")
+	return c
+}
+
+// mark ends the current phase, naming it.
+func (c *phaseClock) mark(name string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.phases = append(c.phases, phaseTime{name, now.Sub(c.last)})
+	c.last = now
+}
+
+// record adds a phase measured elsewhere (one that ran concurrently with
+// the current one), without ending the current phase.
+func (c *phaseClock) record(name string, d time.Duration) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phases = append(c.phases, phaseTime{name + " (concurrent)", d})
+}
+
+// print writes the phases on standard error.
+func (c *phaseClock) print() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, p := range c.phases {
+		fmt.Fprintf(&b, "diffpal: phase %s %.4f\n", p.name, p.d.Seconds())
+	}
+	os.Stderr.WriteString(b.String())
+}

@@ -1,0 +1,99 @@
+package rules
+
+import (
+	"reflect"
+	"testing"
+)
+
+// refLiteralIndex is the first implementation of newLiteralIndex (a trie
+// of maps, then the table), kept to check that the table-built one makes
+// exactly the same automaton.
+func refLiteralIndex(lits []string) *literalIndex {
+	x := &literalIndex{words: (len(lits) + 63) / 64}
+	if x.words == 0 {
+		x.words = 1
+	}
+	type node struct {
+		child map[byte]int32
+		fail  int32
+		out   []int
+	}
+	nodes := []node{{child: map[byte]int32{}}}
+	for id, l := range lits {
+		s := int32(0)
+		for i := 0; i < len(l); i++ {
+			c := lower(l[i])
+			nx, ok := nodes[s].child[c]
+			if !ok {
+				nx = int32(len(nodes))
+				nodes = append(nodes, node{child: map[byte]int32{}})
+				nodes[s].child[c] = nx
+			}
+			s = nx
+		}
+		nodes[s].out = append(nodes[s].out, id)
+	}
+	x.next = make([]int32, len(nodes)*256)
+	x.out = make([]uint64, len(nodes)*x.words)
+	queue := []int32{}
+	for c := 0; c < 256; c++ {
+		if nx, ok := nodes[0].child[byte(c)]; ok {
+			x.next[c] = nx
+			queue = append(queue, nx)
+		}
+	}
+	for _, id := range nodes[0].out {
+		x.out[id/64] |= 1 << (id % 64)
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		f := nodes[s].fail
+		for _, id := range nodes[s].out {
+			x.out[int(s)*x.words+id/64] |= 1 << (id % 64)
+		}
+		for w := 0; w < x.words; w++ {
+			x.out[int(s)*x.words+w] |= x.out[int(f)*x.words+w]
+		}
+		for c := 0; c < 256; c++ {
+			if nx, ok := nodes[s].child[byte(c)]; ok {
+				nodes[nx].fail = x.next[int(f)*256+c]
+				x.next[int(s)*256+c] = nx
+				queue = append(queue, nx)
+			} else {
+				x.next[int(s)*256+c] = x.next[int(f)*256+c]
+			}
+		}
+	}
+	x.emits = make([]bool, len(nodes))
+	for st := range nodes {
+		for _, v := range x.out[st*x.words : (st+1)*x.words] {
+			x.emits[st] = x.emits[st] || v != 0
+		}
+	}
+	return x
+}
+
+func TestLiteralIndexSameAutomaton(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lineLits, synLits []string
+	seen := map[string]bool{}
+	for _, r := range s.rules {
+		for _, l := range r.c.prefilter {
+			if !seen[l] {
+				seen[l] = true
+				lineLits = append(lineLits, l)
+			}
+		}
+		synLits = append(synLits, r.c.synLits...)
+		synLits = append(synLits, r.c.valLits...)
+	}
+	for _, lits := range [][]string{nil, {""}, {"a"}, {"ab", "AB", "b", "abc", "bc"}, {"he", "she", "his", "hers"}, lineLits, synLits} {
+		if got, want := newLiteralIndex(lits), refLiteralIndex(lits); !reflect.DeepEqual(got, want) {
+			t.Errorf("%d literals: the automaton differs from the reference", len(lits))
+		}
+	}
+}
