@@ -26,7 +26,7 @@ out() { # name value: one line of $GITHUB_OUTPUT (values here never hold newline
 
 case "${1:-}" in
 cache-key)
-  sum=$(cd "$here" && find go.mod go.sum cmd internal findings -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+  sum=$(cd "$here" && find go.mod go.sum cmd internal findings hosts -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
   key="diffpal-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}-${ACTION_REF:-local}-$sum"
   key=${key//[^A-Za-z0-9._-]/_}
   out dir "${RUNNER_TEMP:-/tmp}/diffpal-action/$key"

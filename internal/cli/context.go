@@ -3,13 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
-	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/reviewctx"
 	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/spf13/cobra"
@@ -90,18 +91,10 @@ are hashed, so each sha256 addresses exactly the text shown.`,
 }
 
 // PacketFile is the --packet output.
-type PacketFile struct {
-	ReviewContext *evidence.ReviewContext `json:"review_context"`
-	Items         []PacketItem            `json:"items"`
-	Skipped       any                     `json:"skipped"`
-	Coalesced     string                  `json:"coalesced,omitempty"`
-}
+type PacketFile = reviewctx.PacketFile
 
 // PacketItem is an evidence item with its content.
-type PacketItem struct {
-	evidence.Item
-	Content string `json:"content"`
-}
+type PacketItem = reviewctx.PacketItem
 
 func contextRun(ctx context.Context, opts *ContextOptions) error {
 	root, err := (&git.Runner{Dir: opts.Range.Dir}).TopLevel(ctx)
@@ -111,19 +104,16 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 	opts.Out, opts.Packet = inDir(opts.Range.Dir, opts.Out), inDir(opts.Range.Dir, opts.Packet)
 	// The scope is review's: .diffpalignore from the same trusted side.
 	co := opts.Range.options(opts.Paths)
-	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, "")
+	res, err := reviewctx.Build(ctx, reviewctx.Request{Dir: co.Dir, Range: co.Range, Paths: co.Paths,
+		Repository: co.Repository, ConfigSource: opts.ConfigSource, Getenv: opts.IO.Getenv})
 	if err != nil {
-		return err
-	}
-	co.Resolved, co.Scope.Ignore = rg, pol.Ignore
-	ch, err := review.LoadChange(ctx, co)
-	if err != nil {
+		var ue *reviewctx.UsageError
+		if errors.As(err, &ue) {
+			return usageErr("%v", ue.Err)
+		}
 		return changeErrOf(err)
 	}
-	rc, err := ch.Packet.ReviewContext()
-	if err != nil {
-		return usageErr("%v", err)
-	}
+	ch, rc := res.Change, res.Context
 	write := func(w io.Writer, v any) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -138,10 +128,7 @@ func contextRun(ctx context.Context, opts *ContextOptions) error {
 		return err
 	}
 	if opts.Packet != "" {
-		pf := PacketFile{ReviewContext: rc, Skipped: ch.Skips, Coalesced: ch.Packet.Coalesced}
-		for _, it := range ch.Packet.Items {
-			pf.Items = append(pf.Items, PacketItem{Item: it, Content: it.Content()})
-		}
+		pf := res.Packet()
 		if err := writeOutput(ctx, root, opts.Packet, safefile.Options{}, func(w io.Writer) error { return write(w, pf) }); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/buildinfo"
+	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/mcpserver"
 	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/diffpalhq/diffpal/internal/qa/store"
@@ -39,6 +40,10 @@ const (
 	envMcpLogFormat   = "DIFFPAL_MCP_LOG_FORMAT"
 	// envMcpRemoveFinished is a boolean (1, true, 0, false, ...).
 	envMcpRemoveFinished = "DIFFPAL_MCP_REMOVE_FINISHED"
+	// envMcpRepo is the git repository get_review_context reads.
+	envMcpRepo = "DIFFPAL_MCP_REPO"
+	// envMcpNoLocalRepo is a boolean: leave get_review_context out.
+	envMcpNoLocalRepo = "DIFFPAL_MCP_NO_LOCAL_REPO"
 )
 
 // maxPolicyFileBytes bounds the model-policy file; real ones are < 1 KiB.
@@ -66,6 +71,10 @@ type McpOptions struct {
 	// RemoveFinished is --remove-finished; it only counts when the flag
 	// was given (changed), otherwise the variable decides.
 	RemoveFinished bool
+	// Repo is --repo: the git repository get_review_context reads.
+	Repo string
+	// NoLocalRepo is --no-local-repo (like RemoveFinished, only when given).
+	NoLocalRepo bool
 
 	// changed records which flags were given on the command line.
 	changed map[string]bool
@@ -82,7 +91,16 @@ func NewCmdMcp(ios *IOStreams, runF func(*McpOptions) error) *cobra.Command {
 		Long: `Serve diffpal's QA orchestration tools to an agent host over the Model
 Context Protocol: prepare, catalog, model policy, start, advance, get, list,
 finish, delete and export_qa_findings (a findings bundle from a finished
-review-bound session).
+review-bound session), plus the prompts review_change (the whole flow for
+base..head) and resume_review.
+
+get_review_context computes a change's review_context and its redacted
+evidence packet from the git repository the server runs in (--repo DIR,
+default the working directory), exactly as diffpal context does; it reads
+git and stores nothing. --no-local-repo leaves it out. It is off by default
+when --http binds a non-loopback address; an explicit --repo turns it on
+there. When the working directory is not a git repository the tool is left
+out (an explicit --repo that is not one is an error).
 
 The server speaks stdio by default. --http ADDR serves streamable HTTP at
 http://ADDR/mcp instead, stateless, so any replica sharing the store can
@@ -120,7 +138,8 @@ reasoning keys may be omitted: the defaults are max, medium, high, medium.
 Every flag has an environment variable (the flag wins): DIFFPAL_MCP_TTL,
 DIFFPAL_MCP_MAX_SESSIONS, DIFFPAL_MCP_MODEL_POLICY, DIFFPAL_MCP_MODEL_MODE,
 DIFFPAL_MCP_STORE, DIFFPAL_MCP_HTTP, DIFFPAL_MCP_TOKEN_ENV,
-DIFFPAL_MCP_MAX_BODY, DIFFPAL_MCP_REMOVE_FINISHED, DIFFPAL_MCP_LOG_FORMAT.
+DIFFPAL_MCP_MAX_BODY, DIFFPAL_MCP_REMOVE_FINISHED, DIFFPAL_MCP_LOG_FORMAT,
+DIFFPAL_MCP_REPO, DIFFPAL_MCP_NO_LOCAL_REPO.
 Invalid settings exit 2
 before anything is served.
 
@@ -170,6 +189,8 @@ every call already read is answered before the server exits.`,
 	f.StringVar(&opts.MaxBody, "max-body", "", "largest request (HTTP body, tool arguments): bytes or with KiB/MiB (default 4MiB)")
 	f.StringVar(&opts.LogFormat, "log-format", "", "log format on stderr: text or json (default text; json when CI=true)")
 	f.BoolVar(&opts.RemoveFinished, "remove-finished", false, "delete a session when finish records its outcome (default: keep it until it expires or is evicted)")
+	f.StringVar(&opts.Repo, "repo", "", "git repository get_review_context reads (default: the working directory)")
+	f.BoolVar(&opts.NoLocalRepo, "no-local-repo", false, "leave out get_review_context (off by default with a non-loopback --http)")
 	_ = cmd.RegisterFlagCompletionFunc("log-format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -192,6 +213,12 @@ type mcpConfig struct {
 	// removeFinished: qa.Config.RemoveFinished (and, for sqlite, drop
 	// finalized rows at start-up).
 	removeFinished bool
+	// localRepo is the directory get_review_context reads ("" when off);
+	// localRepoSrc names where it came from ("" for the working-directory
+	// default, which is dropped quietly when it is not a repository).
+	localRepo, localRepoSrc string
+	// localRepoOff says why the tool is off ("" when on).
+	localRepoOff string
 }
 
 // setting is one option's raw value and where it came from ("--ttl" or
@@ -321,8 +348,50 @@ func (o *McpOptions) resolve() (mcpConfig, error) {
 		}
 		cfg.httpAddr = httpSet.val
 	}
+	if err := o.resolveLocalRepo(&cfg, httpSet); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
+
+// resolveLocalRepo decides whether get_review_context is offered and on
+// which directory: --no-local-repo turns it off, a non-loopback --http
+// turns it off unless --repo is explicit, else --repo or the working
+// directory.
+func (o *McpOptions) resolveLocalRepo(cfg *mcpConfig, httpSet setting) error {
+	var off setting
+	if o.changed["no-local-repo"] {
+		off = setting{strconv.FormatBool(o.NoLocalRepo), "--no-local-repo"}
+	} else if off = o.pick("", "", envMcpNoLocalRepo); off.src != "" {
+		if _, err := strconv.ParseBool(strings.TrimSpace(off.val)); err != nil {
+			return usageErr("invalid %s %q: want true or false (1 or 0)", off.src, off.val)
+		}
+	}
+	noLocal := off.src != "" && must(strconv.ParseBool(strings.TrimSpace(off.val)))
+	repo := o.pick("repo", o.Repo, envMcpRepo)
+	if repo.src != "" && strings.TrimSpace(repo.val) == "" {
+		return usageErr("invalid %s: want a directory", repo.src)
+	}
+	switch {
+	case noLocal && repo.src != "":
+		return usageErr("%s and %s contradict each other: drop one", repo.src, off.src)
+	case noLocal:
+		cfg.localRepoOff = off.src
+	case repo.src != "":
+		cfg.localRepo, cfg.localRepoSrc = repo.val, repo.src
+	case cfg.httpAddr != "":
+		if loopback, _ := mcpserver.IsLoopbackAddr(cfg.httpAddr); !loopback {
+			cfg.localRepoOff = httpSet.src + " binds a non-loopback address (set --repo DIR to offer it)"
+			return nil
+		}
+		cfg.localRepo = "."
+	default:
+		cfg.localRepo = "."
+	}
+	return nil
+}
+
+func must(b bool, err error) bool { return err == nil && b }
 
 // parseTTL accepts a Go duration or a whole number of seconds.
 func parseTTL(s string) (time.Duration, error) {
@@ -493,36 +562,87 @@ func openStore(ctx context.Context, spec string, maxSessions int, clock func() t
 	return st, st.Close, nil
 }
 
-func mcpRun(ctx context.Context, opts *McpOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+// mcpInstance is a configured server and its store, before a transport.
+type mcpInstance struct {
+	cfg          mcpConfig
+	srv          *mcp.Server
+	st           store.Store
+	closeStore   func() error
+	info, logger *slog.Logger
+}
+
+// newMcpInstance validates opts, opens the store and builds the server.
+// On success the caller must call closeStore.
+func newMcpInstance(ctx context.Context, opts *McpOptions) (*mcpInstance, error) {
 	cfg, err := opts.resolve()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	clock := opts.Clock
 	if clock == nil {
 		clock = time.Now
 	}
 	info, logger := mcpLoggers(opts.IO.ErrOut, cfg.logJSON)
+	local, err := localRepo(ctx, opts, cfg, info)
+	if err != nil {
+		return nil, err
+	}
 	st, closeStore, err := openStore(ctx, cfg.storeSpec, cfg.maxSessions, clock, cfg.removeFinished, logger)
 	if err != nil {
-		return usageErr("--store %s: %v", redactStore(cfg.storeSpec), err)
+		return nil, usageErr("--store %s: %v", redactStore(cfg.storeSpec), err)
 	}
 	closeStore = sync.OnceValue(closeStore)
-	defer closeStore()
 	orch, err := qa.New(qa.Config{Store: st, Clock: clock, TTL: cfg.ttl, MaxSessions: cfg.maxSessions,
 		ModelSelection: &cfg.policy.Selection, HostDefaultModel: cfg.policy.HostDefault,
 		RemoveFinished: cfg.removeFinished})
 	if err != nil {
-		return usageErr("%v", err)
+		closeStore()
+		return nil, usageErr("%v", err)
 	}
 	srv, err := mcpserver.New(orch, mcpserver.Options{Version: buildinfo.Get().Version,
-		MaxRequestBytes: cfg.maxBody, Logger: logger})
+		MaxRequestBytes: cfg.maxBody, Logger: logger, LocalRepo: local})
 	if err != nil {
-		return ioErr(err)
+		closeStore()
+		return nil, ioErr(err)
 	}
+	return &mcpInstance{cfg: cfg, srv: srv, st: st, closeStore: closeStore, info: info, logger: logger}, nil
+}
+
+// localRepo resolves the get_review_context repository to its top level:
+// nil when it is off or (for the working-directory default) not a git
+// repository; an explicit --repo that is not one is a usage error.
+func localRepo(ctx context.Context, opts *McpOptions, cfg mcpConfig, info *slog.Logger) (*mcpserver.LocalRepo, error) {
+	if cfg.localRepo == "" {
+		if cfg.localRepoOff != "" {
+			info.Info("get_review_context is off: " + cfg.localRepoOff)
+		}
+		return nil, nil
+	}
+	root, err := (&git.Runner{Dir: cfg.localRepo}).TopLevel(ctx)
+	if err != nil {
+		if cfg.localRepoSrc != "" {
+			return nil, usageErr("invalid %s %s: %v", cfg.localRepoSrc, cfg.localRepo, err)
+		}
+		info.Info("get_review_context is off: the working directory is not in a git repository (set --repo DIR)")
+		return nil, nil
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = opts.IO.Getenv
+	}
+	return &mcpserver.LocalRepo{Dir: root, Getenv: getenv}, nil
+}
+
+func mcpRun(ctx context.Context, opts *McpOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	inst, err := newMcpInstance(ctx, opts)
+	if err != nil {
+		return err
+	}
+	cfg, srv, st, closeStore, info, logger := inst.cfg, inst.srv, inst.st, inst.closeStore, inst.info, inst.logger
+	defer closeStore()
 	if cfg.httpAddr == "" {
 		// Our line reader in front of the SDK: a bad line is answered and
 		// logged instead of ending the process (and every memory-store

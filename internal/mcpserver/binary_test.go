@@ -64,7 +64,9 @@ func TestBinaryStdio(t *testing.T) {
 	bin := diffpalBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "mcp", "--ttl", "10m", "--max-sessions", "5")
+	// --no-local-repo: the ten session tools only (get_review_context is
+	// tested in-process, internal/cli/mcp_host_test.go).
+	cmd := exec.CommandContext(ctx, bin, "mcp", "--ttl", "10m", "--max-sessions", "5", "--no-local-repo")
 	cmd.Env = append(os.Environ(), "DIFFPAL_MCP_MODEL_MODE=host_default")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

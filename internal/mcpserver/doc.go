@@ -1,7 +1,11 @@
 // Package mcpserver is the MCP adapter over internal/qa: it publishes the
 // ten QA orchestration tools of qa.Tools() with the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk) and serves them over stdio or
-// stateless streamable HTTP.
+// stateless streamable HTTP. With a LocalRepo it also publishes the
+// read-only get_review_context (internal/reviewctx, the code path of
+// `diffpal context`); it always lists the review_change and resume_review
+// prompts, which render the canonical flow (the host rules in hosts/ say
+// the same).
 //
 // What it owns:
 //   - tool registration: typed tools whose input and output JSON Schemas

@@ -20,10 +20,12 @@ const ServerName = "diffpal"
 
 // instructions are returned on initialize; hosts show them to the model.
 const instructions = `diffpal QA orchestration: the host runs the review, this server keeps the session state.
-Flow: start_qa_orchestration (optionally with review_context) -> advance_qa_orchestration per step
-(triage selects a bundle or profile; one call per primary-review profile, with profile_report on
-review-bound sessions and risk_signals on the last; deep_review if escalated; synthesis with
-final_review_report) -> finish_qa_orchestration -> export_qa_findings for a findings bundle.
+The review_change prompt spells out the whole flow for one change.
+Flow: get_review_context (if offered; else the output of diffpal context) -> start_qa_orchestration
+with that review_context -> advance_qa_orchestration per step (triage selects exactly one bundle or
+profile; one call per primary-review profile, with profile_report on review-bound sessions and
+risk_signals on the last; deep_review if escalated; synthesis with final_review_report)
+-> finish_qa_orchestration -> export_qa_findings for a findings bundle.
 Use expected_revision and request_id on mutating calls so retries after a lost response are safe.
 Errors start with a fixed lower-case code such as "unknown run_id" or "revision conflict".`
 
@@ -37,9 +39,13 @@ type Options struct {
 	MaxRequestBytes int64
 	// Logger receives SDK diagnostics; nil discards them.
 	Logger *slog.Logger
+	// LocalRepo, when set, is the git repository get_review_context reads
+	// (and the review_change prompt summarizes). Nil leaves the tool out.
+	LocalRepo *LocalRepo
 }
 
-// New returns an MCP server exposing every tool of qa.Tools() over orch.
+// New returns an MCP server exposing every tool of qa.Tools() over orch,
+// get_review_context when opts.LocalRepo is set, and the prompts.
 // The server holds no state of its own: sessions live in orch's store, so
 // one server may be shared by any number of connections, and several
 // processes sharing a store can answer any call.
@@ -62,13 +68,22 @@ func New(orch *qa.Orchestrator, opts Options) (*mcp.Server, error) {
 		&mcp.ServerOptions{
 			Instructions: instructions,
 			Logger:       opts.Logger,
-			// The tool set is fixed for the life of the server.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			// The tool and prompt sets are fixed for the life of the server.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 		})
 	srv.AddReceivingMiddleware(limitArguments(limit))
 	if err := registerTools(srv, orch); err != nil {
 		return nil, err
 	}
+	if l := opts.LocalRepo; l != nil {
+		if l.Dir == "" {
+			return nil, errors.New("mcpserver: LocalRepo without Dir")
+		}
+		if err := addReviewContextTool(srv, l); err != nil {
+			return nil, fmt.Errorf("mcpserver: tool %s: %w", ToolReviewContext, err)
+		}
+	}
+	registerPrompts(srv, opts.LocalRepo)
 	return srv, nil
 }
 
@@ -163,6 +178,14 @@ func annotations(spec qa.ToolSpec) *mcp.ToolAnnotations {
 // library's, so it starts with the fixed error code.
 func addTool[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPatch func(*jsonschema.Schema),
 	call func(context.Context, In) (Out, error)) error {
+	return addToolText(srv, spec, inPatch, outPatch, call, nil)
+}
+
+// addToolText is addTool; text, when set, renders the result's text
+// content (the SDK's default is the structured content re-marshalled, with
+// sorted keys).
+func addToolText[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPatch func(*jsonschema.Schema),
+	call func(context.Context, In) (Out, error), text func(Out) (string, error)) error {
 	inSchema, err := schemaFor[In](inPatch)
 	if err != nil {
 		return fmt.Errorf("input schema: %w", err)
@@ -187,6 +210,14 @@ func addTool[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPatch f
 		if err != nil {
 			var zero Out
 			return nil, zero, err
+		}
+		if text != nil {
+			t, err := text(out)
+			if err != nil {
+				var zero Out
+				return nil, zero, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t}}}, out, nil
 		}
 		return nil, out, nil
 	})

@@ -40,12 +40,19 @@ func toSchema(t *testing.T, v any) *jsonschema.Schema {
 	return &s
 }
 
+// TestListTools pins every tool's annotations to its behaviour (the
+// anchor's presets; get_review_context only reads git), and checks titles,
+// descriptions and schemas. Without a local repository the server lists
+// the ten session tools; with one, get_review_context too.
 func TestListTools(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	if tools := listTools(t, newEnv(t, envOptions{}).cs); len(tools) != 10 || tools[ToolReviewContext] != nil {
+		t.Fatalf("without a local repository: %d tools, want the 10 session tools", len(tools))
+	}
+	e := newEnv(t, envOptions{server: Options{LocalRepo: &LocalRepo{Dir: t.TempDir()}}})
 	tools := listTools(t, e.cs)
-	specs := qa.Tools()
-	if len(specs) != 10 || len(tools) != len(specs) {
-		t.Fatalf("server lists %d tools, qa has %d, want 10", len(tools), len(specs))
+	specs := append(qa.Tools(), reviewContextSpec())
+	if len(specs) != 11 || len(tools) != len(specs) {
+		t.Fatalf("server lists %d tools, want %d", len(tools), len(specs))
 	}
 	presets := map[string][4]*bool{ // readOnly, destructive, idempotent, openWorld
 		"READ_ONLY": {ptr(true), nil, ptr(true), ptr(false)},
@@ -55,7 +62,7 @@ func TestListTools(t *testing.T) {
 	}
 	presetOf := map[string]string{
 		qa.ToolPrepare: "READ_ONLY", qa.ToolCatalog: "READ_ONLY", qa.ToolModelPolicy: "READ_ONLY",
-		qa.ToolGet: "READ_ONLY", qa.ToolList: "READ_ONLY", qa.ToolExport: "READ_ONLY",
+		qa.ToolGet: "READ_ONLY", qa.ToolList: "READ_ONLY", qa.ToolExport: "READ_ONLY", ToolReviewContext: "READ_ONLY",
 		qa.ToolStart: "STATE", qa.ToolAdvance: "STATE", qa.ToolFinish: "FINALIZE", qa.ToolDelete: "DELETE",
 	}
 	for _, spec := range specs {
