@@ -4,6 +4,7 @@
 #
 #   bash bench/findings.sh                 # sizes 1000 100000 1000000
 #   bash bench/findings.sh 1000 100000     # chosen sizes (number of findings)
+#   BASELINE_REV=46e841f bash bench/findings.sh   # also time diffpal built at that commit
 #
 # For every size it generates (once; reused while the size, seed and
 # generator are unchanged) two bundles in bench/.out/: a "pass" bundle where
@@ -60,6 +61,13 @@ log "building $OUT/diffpal and $OUT/gen"
 go build -o "$OUT/diffpal" ./cmd/diffpal
 go build -o "$OUT/gen" ./bench/gen
 DIFFPAL=$OUT/diffpal
+# An older diffpal, built from git archive of BASELINE_REV, is timed in the
+# same runs (interleaved) so a change's effect is read on the same load.
+if [[ -n ${BASELINE_REV:-} ]]; then
+	rm -rf "$OUT/baseline-src" && mkdir -p "$OUT/baseline-src"
+	git archive "$BASELINE_REV" | tar -x -C "$OUT/baseline-src"
+	(cd "$OUT/baseline-src" && go build -o ../diffpal-baseline ./cmd/diffpal)
+fi
 
 # ---- bundles --------------------------------------------------------------
 
@@ -139,7 +147,7 @@ parity() { # FILE JQ_RC GATE_RC EXPECTED
 	fi
 }
 
-rows=()
+rows=() brows=()
 for n in "${sizes[@]}"; do
 	pass=$(generate "$n" pass)
 	block=$(generate "$n" block)
@@ -147,7 +155,7 @@ for n in "${sizes[@]}"; do
 	bytes=$(stat -c %s "$pass")
 	cat "$pass" >/dev/null # page cache: every tool reads from memory
 
-	jq_s=() jq_kb=() gate_s=() gate_kb=() val_s=() val_kb=()
+	jq_s=() jq_kb=() gate_s=() gate_kb=() val_s=() val_kb=() bg_s=() bg_kb=() bv_s=() bv_kb=()
 	jq_rc=0 gate_rc=0
 	for ((r = 1; r <= runs; r++)); do
 		measure jq -e "$JQ_GATE" "$pass"
@@ -162,6 +170,13 @@ for n in "${sizes[@]}"; do
 			failed=1
 		fi
 		log "[$n] run $r/$runs: jq ${jq_s[-1]}s (exit $jq_rc) gate ${gate_s[-1]}s (exit $gate_rc) validate ${val_s[-1]}s (exit $RC)"
+		if [[ -n ${BASELINE_REV:-} ]]; then
+			measure "$OUT/diffpal-baseline" gate "$pass"
+			bg_s+=("$SECS") bg_kb+=("$KB")
+			measure "$OUT/diffpal-baseline" validate "$pass"
+			bv_s+=("$SECS") bv_kb+=("$KB")
+			log "[$n] run $r/$runs: baseline gate ${bg_s[-1]}s ${bg_kb[-1]} KB, validate ${bv_s[-1]}s ${bv_kb[-1]} KB"
+		fi
 	done
 	parity "$pass" "$jq_rc" "$gate_rc" passed
 
@@ -178,6 +193,12 @@ for n in "${sizes[@]}"; do
 		"$(fmt_s "$jq_m")" "$(fmt_s "$gate_m")" "$(ratio "$gate_m" "$jq_m")" \
 		"$(fmt_s "$val_m")" "$(ratio "$val_m" "$jq_m")" \
 		"$(mb "$(maxof "${jq_kb[@]}")")" "$(mb "$(maxof "${gate_kb[@]}")")" "$(mb "$(maxof "${val_kb[@]}")")")")
+	if [[ -n ${BASELINE_REV:-} ]]; then
+		bg_m=$(median "${bg_s[@]}") bv_m=$(median "${bv_s[@]}")
+		brows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "$n" "$runs" \
+			"$(fmt_s "$bg_m")" "$(ratio "$bg_m" "$jq_m")" "$(mb "$(maxof "${bg_kb[@]}")")" \
+			"$(fmt_s "$bv_m")" "$(ratio "$bv_m" "$jq_m")" "$(mb "$(maxof "${bv_kb[@]}")")")")
+	fi
 done
 
 # ---- report ---------------------------------------------------------------
@@ -192,6 +213,14 @@ report=$OUT/findings-bench.md
 	echo "| findings | runs | file MB | jq s | gate s | gate/jq | validate s | validate/jq | jq RSS MB | gate RSS MB | validate RSS MB |"
 	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	printf '%s\n' "${rows[@]}"
+	if [[ -n ${BASELINE_REV:-} ]]; then
+		echo
+		echo "diffpal at $BASELINE_REV (baseline), same runs:"
+		echo
+		echo "| findings | runs | gate s | gate/jq | gate RSS MB | validate s | validate/jq | validate RSS MB |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+		printf '%s\n' "${brows[@]}"
+	fi
 } | tee "$report"
 log "wrote $report"
 

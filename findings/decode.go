@@ -110,6 +110,10 @@ type decoder struct {
 	spanBuf [2]Span
 	evBuf   [1]Evidence
 	impBuf  [1]Impact
+	// strBuf holds the unescaped strings of the finding being streamed
+	// (reset per finding, like the arrays above): strings with escapes
+	// make no garbage either.
+	strBuf []byte
 
 	// st, when set, is the reader data is a window of (stream.go).
 	st *stream
@@ -474,7 +478,16 @@ func (d *decoder) controlChar(c byte) {
 }
 
 func (d *decoder) strSlow(start int) string {
-	buf := make([]byte, 0, d.pos-start+16)
+	var buf []byte
+	scratch := d.st != nil && d.st.inFinding > 0
+	if scratch {
+		// Only needed during OnFinding: appended to strBuf, whose bytes
+		// are not rewritten before the next finding (a grown strBuf
+		// leaves the old array to the strings already made from it).
+		buf = d.strBuf[len(d.strBuf):]
+	} else {
+		buf = make([]byte, 0, d.pos-start+16)
+	}
 	buf = append(buf, d.data[start:d.pos]...)
 	data := d.data
 	for d.pos < len(data) {
@@ -482,6 +495,18 @@ func (d *decoder) strSlow(start int) string {
 		switch {
 		case c == '"':
 			d.pos++
+			if scratch {
+				if cap(buf) == cap(d.strBuf[len(d.strBuf):]) {
+					d.strBuf = d.strBuf[:len(d.strBuf)+len(buf)]
+				} else {
+					// buf outgrew strBuf: it is the new strBuf.
+					d.strBuf = buf
+				}
+				if len(buf) == 0 {
+					return ""
+				}
+				return unsafe.String(&buf[0], len(buf))
+			}
 			return string(buf)
 		case c < 0x20:
 			d.controlChar(c)
@@ -873,6 +898,10 @@ func (d *decoder) gate() *GatePolicy {
 
 func (d *decoder) files(p *prop) []File {
 	var out []File
+	// Streamed like the findings (fill lets the bundle's first "files"
+	// member through at its '['): each element is filled in turn, so a
+	// long list does not grow the window. Its strings are copied.
+	d.streamNext = d.st != nil
 	d.array(func(int) {
 		if c := d.peek(); c != '{' {
 			d.problem(fmt.Sprintf("must be an object, got %s", typeOf(c)))
@@ -905,6 +934,7 @@ func (d *decoder) findings(b *Bundle) {
 			f = Finding{}
 			d.spanBuf, d.evBuf, d.impBuf = [2]Span{}, [1]Evidence{}, [1]Impact{}
 			d.spans, d.evs, d.imps = d.spanBuf[:], d.evBuf[:], d.impBuf[:]
+			d.strBuf = d.strBuf[:0]
 			if ok, valid := d.finding(&f, i); ok {
 				d.opts.OnFinding(&f, valid)
 			}

@@ -84,6 +84,16 @@ func streamInputs(t *testing.T) [][]byte {
 		[]byte(`{"version":"v3","findings":[`+strings.Repeat("[", 1500)+`]}`),
 		[]byte(`{"version":"v3","x":`+strings.Repeat("[", 1500)),
 		[]byte(`{"version":"v3","findings":[1e999, -0, 01, "\ud800"]}`),
+		// The files list, streamed element by element like the findings:
+		// duplicated, of the wrong type, before the version, in v1, with
+		// bad elements, escapes and unknown members.
+		[]byte(`{"version":"v3","files":[{"path":"a\\u00e9","status":"modified","x":[1]},{"path":"/abs"},7,{"status":3}],"findings":[{"id":"a"}],"files":[{"path":"b"}]}`),
+		[]byte(`{"version":"v3","files":{"path":"a"},"findings":[]}`),
+		[]byte(`{"version":"v3","files" : [ ] , "findings":[{"id":"a"}]}`),
+		[]byte(`{"files":[{"path":"a"},{"path":"b"}],"version":"v3","findings":[{"id":"a"}]}`),
+		[]byte(`{"version":"v1","files":[{"path":"a"},{"path":"b"}],"findings":[{"id":"a"}]}`),
+		[]byte(`{"version":"v9","files":[{"path":"a"},{"path":"b"}],"findings":[{"id":"a"}]}`),
+		[]byte(`{"version":"v3","files":[{"path":"a"},{"path":"b"}`),
 		[]byte(`{"version":`), []byte(`{`), []byte(``), []byte(`   `), []byte(`[1]`), []byte("\x00"), []byte(`{"version":"v9"}`),
 	)
 	// Every seed cut short, and with a byte flipped, at many places.
@@ -142,6 +152,26 @@ func TestDecodeReaderBoundedWindow(t *testing.T) {
 	}
 	if peak == 0 || peak > 4096 {
 		t.Errorf("window grew to %d bytes for findings of %d", peak, len(one))
+	}
+
+	// A long files list does not grow the window either.
+	b.Reset()
+	b.WriteString(`{"version":"v3","review_id":"r","base_sha":"","head_sha":"","files":[`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"path":"dir/file_%d.go","status":"modified"}`, i)
+	}
+	b.WriteString(`],"findings":[` + one + `]}`)
+	peak = 0
+	wantB, _, wantP, _ := Decode([]byte(b.String()), DecodeOptions{OnFinding: func(*Finding, bool) {}})
+	gotB, _, gotP, err := DecodeReader(strings.NewReader(b.String()), 0, DecodeOptions{OnFinding: func(*Finding, bool) {}})
+	if err != nil || len(gotB.Files) != 20000 || !reflect.DeepEqual(gotB, wantB) || !reflect.DeepEqual(gotP, wantP) {
+		t.Fatalf("files: err %v, %d files, problems %v (want %v)", err, len(gotB.Files), gotP, wantP)
+	}
+	if peak == 0 || peak > 4096 {
+		t.Errorf("window grew to %d bytes for a list of 20000 files", peak)
 	}
 }
 

@@ -49,6 +49,7 @@ func graceFor(args []string) time.Duration {
 }
 
 func main() {
+	pauseGC()
 	stopProfiles := startProfiles()
 	ctx, cancel := context.WithCancel(context.Background())
 	grace := graceFor(os.Args[1:])

@@ -7,6 +7,7 @@ package cli
 import (
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/review"
 	"github.com/diffpalhq/diffpal/internal/secrets"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
 
@@ -90,7 +91,14 @@ func Run(ctx context.Context, args []string, ios *IOStreams) int {
 	root := NewRootCmd(ios)
 	root.SetArgs(args)
 	ran := false
-	root.PersistentPreRun = func(*cobra.Command, []string) { ran = true }
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		ran = true
+		if cmd.Name() != "review" || cmd.Parent() != root {
+			// A review's start-up lasts until review.Run, after its rules
+			// and providers are built; every other command's ends here.
+			review.StartupDone()
+		}
+	}
 	err := root.ExecuteContext(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(ios.ErrOut, "diffpal: interrupted")

@@ -144,6 +144,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		now = time.Now
 	}
 	started := now()
+	StartupDone()
 	if o.FilterMode == "" {
 		o.FilterMode = diff.FilterAdded
 	}

@@ -15,6 +15,13 @@ import (
 // to the review's; phases that overlap others are named "(concurrent)".
 const EnvPhases = "DIFFPAL_PHASES"
 
+// StartupDone is called when a review starts (Run) and, by the CLI,
+// when any other command starts: the process's start-up (rule packs, the
+// secret detector's configuration) is over. cmd/diffpal sets it to turn
+// garbage collection back on (cmd/diffpal/gc.go); it must be safe to call
+// more than once and from any goroutine.
+var StartupDone = func() {}
+
 // processStart is when this package was initialised: within a
 // millisecond of the process's start.
 var processStart = time.Now()

@@ -3,8 +3,11 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Symbol is a definition on an added line and where it is used elsewhere.
@@ -148,6 +151,41 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 	return out
 }
 
+// prepareDefs computes, on every core, each file's definitions on added
+// lines and the masked content they are read from (the bulk of
+// ChangedSymbols on a large change); what follows reads them memoized, in
+// the same order as before, so the result is the same.
+func prepareDefs(ctxs []*fileCtx) {
+	var todo []*fileCtx
+	seen := make(map[*fileCtx]bool, len(ctxs))
+	for _, fc := range ctxs {
+		if !seen[fc] && !fc.defsDone && !vendoredOrGenerated(fc.f) {
+			seen[fc] = true
+			todo = append(todo, fc)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	if workers < 2 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(todo) {
+					return
+				}
+				addedDefs(todo[i])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 func addedDefs(fc *fileCtx) []def {
 	if !fc.defsDone {
 		fc.defs = definitions(fc.f.Language, fc.f.Added, func(i int) string { return fc.lexAdded(fc.f.Added[i].No) })
@@ -287,6 +325,7 @@ func ChangedSymbols(files []*File) []Symbol {
 			ctxs = append(ctxs, newFileCtx(f))
 		}
 	}
+	prepareDefs(ctxs)
 	var out []Symbol
 	sigs := map[string]Symbol{}
 	names := map[string]bool{}

@@ -271,13 +271,19 @@ func lower(c byte) byte {
 
 // literalIndex finds, in one pass over a line, which of all rules'
 // prefilter literals occur in it (ASCII case-insensitively): an
-// Aho–Corasick automaton with a full byte transition table, so the cost
-// per line is one table lookup per byte whatever the number of rules.
+// Aho–Corasick automaton with a full transition table over byte classes
+// (every byte that occurs in a literal, ASCII letters folded, has a
+// class; all other bytes share class 0), so the cost per line is two
+// table lookups per byte whatever the number of rules, and the table is
+// a fifth of a 256-column one (~4,500 states × ~50 classes: quicker to
+// build at start-up, and it stays in cache while scanning).
 type literalIndex struct {
-	words int      // bitset width in uint64s
-	next  []int32  // state*256 + byte -> state
-	out   []uint64 // state*words.. -> literals ending here (incl. suffixes)
-	emits []bool   // state -> out is non-zero (most states emit nothing)
+	words int        // bitset width in uint64s
+	nc    int        // number of byte classes (columns of next)
+	class [256]uint8 // byte -> class (upper-case ASCII as lower-case)
+	next  []int32    // state*nc + class -> state
+	out   []uint64   // state*words.. -> literals ending here (incl. suffixes)
+	emits []bool     // state -> out is non-zero (most states emit nothing)
 }
 
 func newLiteralIndex(lits []string) *literalIndex {
@@ -285,6 +291,24 @@ func newLiteralIndex(lits []string) *literalIndex {
 	if x.words == 0 {
 		x.words = 1
 	}
+	// Byte classes: numbered in byte order from 1.
+	var used [256]bool
+	for _, l := range lits {
+		for i := 0; i < len(l); i++ {
+			used[lower(l[i])] = true
+		}
+	}
+	x.nc = 1
+	for c := 0; c < 256; c++ {
+		if used[c] {
+			x.class[c] = uint8(x.nc)
+			x.nc++
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		x.class[c] = x.class[c+'a'-'A']
+	}
+	nc := x.nc
 	// The trie is built in the transition table itself (0 = no child:
 	// the root is nobody's child), then breadth first every missing
 	// transition becomes its failure state's.
@@ -306,18 +330,18 @@ func newLiteralIndex(lits []string) *literalIndex {
 		}
 		states += len(l) - common
 	}
-	next := make([]int32, 256, 256*states)
+	next := make([]int32, nc, nc*states)
 	outs := make([][]int, 1, states) // state -> literal ids ending there
 	for id, l := range lits {
 		s := int32(0)
 		for i := 0; i < len(l); i++ {
-			c := int(lower(l[i]))
-			nx := next[int(s)*256+c]
+			c := int(x.class[l[i]])
+			nx := next[int(s)*nc+c]
 			if nx == 0 {
 				nx = int32(len(outs))
 				outs = append(outs, nil)
-				next = next[:len(next)+256] // zero: allocated above
-				next[int(s)*256+c] = nx
+				next = next[:len(next)+nc] // zero: allocated above
+				next[int(s)*nc+c] = nx
 			}
 			s = nx
 		}
@@ -331,7 +355,7 @@ func newLiteralIndex(lits []string) *literalIndex {
 		x.out[id/64] |= 1 << (id % 64)
 	}
 	queue := make([]int32, 0, n)
-	for c := 0; c < 256; c++ {
+	for c := 0; c < nc; c++ {
 		if nx := next[c]; nx != 0 {
 			queue = append(queue, nx) // fail = root
 		}
@@ -346,8 +370,8 @@ func newLiteralIndex(lits []string) *literalIndex {
 		for w, v := range x.out[int(f)*x.words : int(f+1)*x.words] {
 			row[w] |= v
 		}
-		base, fbase := int(s)*256, int(f)*256
-		for c := 0; c < 256; c++ {
+		base, fbase := int(s)*nc, int(f)*nc
+		for c := 0; c < nc; c++ {
 			if nx := next[base+c]; nx != 0 {
 				fail[nx] = next[fbase+c]
 				queue = append(queue, nx)
@@ -365,12 +389,18 @@ func newLiteralIndex(lits []string) *literalIndex {
 	return x
 }
 
+// step is the state after reading byte c in state st.
+func (x *literalIndex) step(st int32, c byte) int32 {
+	return x.next[int(st)*x.nc+int(x.class[c])]
+}
+
 // scan sets in bits (len words) every literal occurring in s.
 func (x *literalIndex) scan(s string, bits []uint64) {
 	clear(bits)
 	st := int32(0)
+	nc, next, class := x.nc, x.next, &x.class
 	for i := 0; i < len(s); i++ {
-		st = x.next[int(st)*256+int(lower(s[i]))]
+		st = next[int(st)*nc+int(class[s[i]])]
 		if !x.emits[st] {
 			continue
 		}

@@ -5,11 +5,20 @@ import (
 	"testing"
 )
 
+// refIndex is the automaton of refLiteralIndex: a 256-column table
+// indexed by the lower-cased byte.
+type refIndex struct {
+	words int
+	next  []int32 // state*256 + lower(byte) -> state
+	out   []uint64
+	emits []bool
+}
+
 // refLiteralIndex is the first implementation of newLiteralIndex (a trie
-// of maps, then the table), kept to check that the table-built one makes
-// exactly the same automaton.
-func refLiteralIndex(lits []string) *literalIndex {
-	x := &literalIndex{words: (len(lits) + 63) / 64}
+// of maps, then a 256-column table), kept to check that the one built
+// over byte classes makes exactly the same automaton.
+func refLiteralIndex(lits []string) *refIndex {
+	x := &refIndex{words: (len(lits) + 63) / 64}
 	if x.words == 0 {
 		x.words = 1
 	}
@@ -92,8 +101,23 @@ func TestLiteralIndexSameAutomaton(t *testing.T) {
 		synLits = append(synLits, r.c.valLits...)
 	}
 	for _, lits := range [][]string{nil, {""}, {"a"}, {"ab", "AB", "b", "abc", "bc"}, {"he", "she", "his", "hers"}, lineLits, synLits} {
-		if got, want := newLiteralIndex(lits), refLiteralIndex(lits); !reflect.DeepEqual(got, want) {
-			t.Errorf("%d literals: the automaton differs from the reference", len(lits))
+		got, want := newLiteralIndex(lits), refLiteralIndex(lits)
+		if got.words != want.words || !reflect.DeepEqual(got.out, want.out) || !reflect.DeepEqual(got.emits, want.emits) {
+			t.Errorf("%d literals: the automaton's outputs differ from the reference", len(lits))
+			continue
+		}
+		if len(got.next) != len(want.emits)*got.nc {
+			t.Errorf("%d literals: %d transitions for %d states of %d classes", len(lits), len(got.next), len(want.emits), got.nc)
+			continue
+		}
+	states:
+		for s := range want.emits {
+			for c := 0; c < 256; c++ {
+				if g, w := got.step(int32(s), byte(c)), want.next[s*256+int(lower(byte(c)))]; g != w {
+					t.Errorf("%d literals: state %d on byte %#x goes to %d, want %d", len(lits), s, c, g, w)
+					break states
+				}
+			}
 		}
 	}
 }

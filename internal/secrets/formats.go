@@ -3,6 +3,7 @@ package secrets
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A format is a provider-specific credential shape, after gitleaks'
@@ -10,10 +11,14 @@ import (
 // keywords occurs (a literal scan decides, so a long text costs one pass,
 // not one pass per format). The regexp is anchored at the keyword's
 // position; group 1 is the public prefix that may be shown (it may be
-// empty), group 2 the secret.
+// empty), group 2 the secret. The regexp is compiled on first use (most
+// processes never meet most formats' keywords; compiling all of them in
+// the package's init took ~3 ms of every command's start-up).
 type format struct {
 	id       string
 	keywords []string
+	expr     string // the anchored regexp, compiled by regexp()
+	reOnce   sync.Once
 	re       *regexp.Regexp
 	// back is how far before the keyword the match may start, over bytes
 	// of backClass (a format whose keyword is not its first byte, such as
@@ -29,7 +34,13 @@ type format struct {
 }
 
 func fm(id string, keywords []string, re string, max int) *format {
-	return &format{id: id, keywords: keywords, re: regexp.MustCompile(`^(?:` + re + `)`), max: max, word: true}
+	return &format{id: id, keywords: keywords, expr: `^(?:` + re + `)`, max: max, word: true}
+}
+
+// regexp returns the format's compiled regexp; safe for concurrent use.
+func (f *format) regexp() *regexp.Regexp {
+	f.reOnce.Do(func() { f.re = regexp.MustCompile(f.expr) })
+	return f.re
 }
 
 func random(v string) bool { return credentialLike(v, 3.0) }
@@ -144,15 +155,15 @@ func init() {
 	// Authorization values: "Bearer <token>", "Basic <base64>", GitHub's
 	// "token <token>".
 	bearer := &format{id: "authorization", keywords: []string{"Bearer ", "bearer ", "BEARER ", "Basic ", "basic ", "Token ", "token "},
-		re: regexp.MustCompile(`^(?:[Bb]earer|BEARER|[Bb]asic|[Tt]oken)[ \t]+()([A-Za-z0-9._~+/\-]{16,}=*)`), max: 4096, word: true, check: random}
+		expr: `^(?:[Bb]earer|BEARER|[Bb]asic|[Tt]oken)[ \t]+()([A-Za-z0-9._~+/\-]{16,}=*)`, max: 4096, word: true, check: random}
 	add(bearer)
 	// curl -u user:password, --user user:password.
 	curl := &format{id: "curl-user", keywords: []string{"-u ", "-u=", "--user ", "--user="},
-		re: regexp.MustCompile(`^(?:-u|--user)[ =]+['"]?[^\s:'"]+:()([^\s'"]{3,})`), max: 512, check: func(v string) bool { return !placeholder.MatchString(v) }}
+		expr: `^(?:-u|--user)[ =]+['"]?[^\s:'"]+:()([^\s'"]{3,})`, max: 512, check: func(v string) bool { return !placeholder.MatchString(v) }}
 	add(curl)
 	// NuGet's <add key="ClearTextPassword" value="..."/>.
 	nuget := &format{id: "xml-password-attribute", keywords: []string{"<add key="},
-		re: regexp.MustCompile(`^<add key="[^"]*(?i:password|secret|token|apikey)[^"]*"\s+value="()([^"]{4,})"`), max: 512, check: func(v string) bool { return !placeholder.MatchString(v) && !template(v) }}
+		expr: `^<add key="[^"]*(?i:password|secret|token|apikey)[^"]*"\s+value="()([^"]{4,})"`, max: 512, check: func(v string) bool { return !placeholder.MatchString(v) && !template(v) }}
 	add(nuget)
 	buildKeywordIndex()
 }
@@ -216,7 +227,7 @@ func (f *finder) formats() {
 			if ft.word && from > 0 && isWordByte(s[from-1]) && isWordByte(s[from]) {
 				continue
 			}
-			m := ft.re.FindStringSubmatchIndex(s[from:min(len(s), from+ft.max)])
+			m := ft.regexp().FindStringSubmatchIndex(s[from:min(len(s), from+ft.max)])
 			if m == nil {
 				continue
 			}

@@ -316,3 +316,16 @@ func TestHasLongRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatsCompile: the formats' regexps, compiled on first use, all
+// compile (they used to be compiled, and so checked, at init).
+func TestFormatsCompile(t *testing.T) {
+	for _, f := range formats {
+		if _, err := regexp.Compile(f.expr); err != nil {
+			t.Errorf("format %s: %v", f.id, err)
+		}
+		if f.regexp() == nil || f.regexp() != f.regexp() {
+			t.Errorf("format %s: no compiled regexp", f.id)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/diffpalhq/diffpal/internal/review"
+)
+
+// Garbage collection while the process starts. Before a review starts,
+// diffpal builds its rule set (the rules, the literal index) and, on
+// another core, the secret detector's gitleaks configuration: ~35 MB
+// allocated in ~40 ms, most of it live to the end. With the default
+// GOGC=100 the heap goal starts at 4 MB, so that start-up ran eight
+// collections whose mark assists alone took ~9 ms of CPU (go tool pprof
+// on 20 runs of a small review; docs/benchmarks.md). So collection is
+// off until the command's own work begins (a review's, at review.Run;
+// any other command's, in the root command's PersistentPreRun), with a memory limit as the backstop: past
+// startupHeapLimit of heap the runtime collects anyway. Then GOGC=100
+// and no limit resume, as for any Go program. A GOGC or GOMEMLIMIT in the
+// environment is the user's choice and is left alone.
+const startupHeapLimit = 256 << 20
+
+var startupGC struct {
+	once sync.Once
+	on   bool
+}
+
+// pauseGC turns collection off for the start-up and arranges for
+// review.StartupDone (called by the CLI) to turn it back on.
+func pauseGC() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(startupHeapLimit)
+	debug.SetGCPercent(-1)
+	startupGC.on = true
+	review.StartupDone = resumeGC
+}
+
+// resumeGC restores the default collector; safe to call more than once
+// and from any goroutine.
+func resumeGC() {
+	startupGC.once.Do(func() {
+		if !startupGC.on {
+			return
+		}
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
+}
