@@ -30,7 +30,9 @@ command -v go >/dev/null 2>&1 || {
 mkdir -p "$OUT"
 [[ -f $OUT/.gitignore ]] || printf '*\n' >"$OUT/.gitignore"
 echo "building $OUT/diffpal and $OUT/mcpbench" >&2
-go build -o "$OUT/diffpal" ./cmd/diffpal
+# The benchmark build adds one tool, bench_echo (internal/mcpserver/echo_bench.go),
+# the floor the qa tools are compared with; shipped builds do not have it.
+go build -tags diffpal_bench_echo -o "$OUT/diffpal" ./cmd/diffpal
 go build -o "$OUT/mcpbench" ./bench/mcp
 
 report=$OUT/mcp-bench.md

@@ -11,6 +11,11 @@
 //     connection (start with review_context, triage, three profile reports,
 //     risk signals, synthesis with a final report, finish, export), giving
 //     calls per second and p50/p99 latency per tool;
+//   - after the flows, bench_echo (a tool only binaries built with -tags
+//     diffpal_bench_echo have; bench/mcp.sh builds one) called with
+//     arguments and an answer of the median size of start's, advance's and
+//     get's in the flows: the floor those tools are compared with (ratio
+//     of p50 and of p99);
 //   - on the same connection, the round trip of a review-bound
 //     start_qa_orchestration against an MCP ping (p50 and mean), once on
 //     an empty store and once after the flows (the finished sessions stay
@@ -169,14 +174,35 @@ func candidate(id, title string, rc *qa.ReviewContextInput, line int) qa.Profile
 type recorder struct {
 	mu  sync.Mutex
 	lat map[string][]time.Duration
+	// argBytes and resBytes: JSON size of each call's arguments and
+	// structured result, for sizing the echo baseline.
+	argBytes, resBytes map[string][]int
 }
 
-func newRecorder() *recorder { return &recorder{lat: map[string][]time.Duration{}} }
+func newRecorder() *recorder {
+	return &recorder{lat: map[string][]time.Duration{}, argBytes: map[string][]int{}, resBytes: map[string][]int{}}
+}
 
 func (r *recorder) add(name string, d time.Duration) {
 	r.mu.Lock()
 	r.lat[name] = append(r.lat[name], d)
 	r.mu.Unlock()
+}
+
+func (r *recorder) sizes(name string, arg, res int) {
+	r.mu.Lock()
+	r.argBytes[name] = append(r.argBytes[name], arg)
+	r.resBytes[name] = append(r.resBytes[name], res)
+	r.mu.Unlock()
+}
+
+func medianInt(v []int) int {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
 }
 
 func (r *recorder) total() int {
@@ -231,10 +257,17 @@ func call(ctx context.Context, cs *mcp.ClientSession, rec *recorder, name string
 	if rec != nil {
 		rec.add(name, d)
 	}
-	if out != nil {
+	if out != nil || rec != nil {
 		raw, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return err
+		}
+		if rec != nil {
+			a, _ := json.Marshal(args)
+			rec.sizes(name, len(a), len(raw))
+		}
+		if out == nil {
+			return nil
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
 			return fmt.Errorf("%s: decode: %w", name, err)
@@ -298,6 +331,13 @@ func flow(ctx context.Context, cs *mcp.ClientSession, rec *recorder, rc *qa.Revi
 	if s.Status != qa.StatusCompleted || s.Revision != 6 {
 		return fmt.Errorf("flow %d: finished with status %s revision %d", n, s.Status, s.Revision)
 	}
+	var got qa.Session
+	if err := call(ctx, cs, rec, qa.ToolGet, qa.GetInput{RunID: s.RunID}, &got); err != nil {
+		return err
+	}
+	if got.Revision != s.Revision {
+		return fmt.Errorf("flow %d: get returned revision %d, want %d", n, got.Revision, s.Revision)
+	}
 	var exp struct {
 		Findings []json.RawMessage `json:"findings"`
 	}
@@ -349,6 +389,40 @@ func ratio(ctx context.Context, cs *mcp.ClientSession, rc *qa.ReviewContextInput
 		}
 	}
 	return r, nil
+}
+
+// echoTool is the benchmark-only tool of bench builds (internal/mcpserver/echo_bench.go).
+const echoTool = "bench_echo"
+
+// echoTools are the tools compared with an echo of the same argument and
+// answer sizes.
+var echoTools = []string{qa.ToolStart, qa.ToolAdvance, qa.ToolGet}
+
+// echoBaseline calls bench_echo samples times for each of echoTools with
+// that tool's median argument and answer sizes from the flows.
+func echoBaseline(ctx context.Context, cs *mcp.ClientSession, rec *recorder, samples int) (map[string][]time.Duration, error) {
+	out := map[string][]time.Duration{}
+	for _, tool := range echoTools {
+		arg, size := medianInt(rec.argBytes[tool]), medianInt(rec.resBytes[tool])
+		// {"payload":"..."} is 14 bytes of framing; {"pad":"...","size":N} about 20.
+		in := map[string]any{"pad": strings.Repeat("p", max(0, arg-20)), "size": max(0, size-14)}
+		warm := min(20, samples)
+		for i := range samples + warm {
+			t0 := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: echoTool, Arguments: in})
+			d := time.Since(t0)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w (is the binary built with -tags diffpal_bench_echo?)", echoTool, err)
+			}
+			if res.IsError {
+				return nil, fmt.Errorf("%s: tool error: %v", echoTool, res.Content)
+			}
+			if i >= warm {
+				out[tool] = append(out[tool], d)
+			}
+		}
+	}
+	return out, nil
 }
 
 // ---- servers ----------------------------------------------------------------
@@ -481,6 +555,7 @@ type transportResult struct {
 	ratios   []ratioResult
 	maxSess  int
 	retained int
+	echo     map[string][]time.Duration
 }
 
 func benchTransport(ctx context.Context, cfg config, name string, rc *qa.ReviewContextInput) (transportResult, error) {
@@ -522,6 +597,11 @@ func benchTransport(ctx context.Context, cfg config, name string, rc *qa.ReviewC
 	}
 	res.wall = time.Since(t0)
 
+	logf("[%s] echo baseline (%d samples per size)", name, cfg.flows)
+	if res.echo, err = echoBaseline(ctx, cs, res.rec, cfg.flows); err != nil {
+		return res, err
+	}
+
 	logf("[%s] start vs ping after the flows (%d samples)", name, cfg.ratioSamples)
 	r, err = ratio(ctx, cs, rc, cfg.ratioSamples, "after flows")
 	if err != nil {
@@ -546,6 +626,7 @@ type memResult struct {
 	settle            time.Duration
 	peakRSS           int64
 	startsPerSecFinal float64
+	list              []time.Duration // list_qa_orchestrations round trips with every session retained
 }
 
 func vmRSS(pid int) (int64, error) {
@@ -672,12 +753,18 @@ func benchMemory(ctx context.Context, cfg config, rc *qa.ReviewContextInput) (me
 	res.wall = time.Since(t0)
 	res.firstK, res.lastK = quantile(first, 0.5), quantile(last, 0.5)
 	res.startsPerSecFinal = float64(time.Second) / float64(mean(last))
-	var list qa.ListOutput
-	if err := call(ctx, cs, nil, qa.ToolList, struct{}{}, &list); err != nil {
-		return res, err
-	}
-	if len(list.Sessions) != cfg.sessions {
-		return res, fmt.Errorf("list shows %d sessions, want %d", len(list.Sessions), cfg.sessions)
+	for i := range 21 {
+		var list qa.ListOutput
+		t := time.Now()
+		if err := call(ctx, cs, nil, qa.ToolList, struct{}{}, &list); err != nil {
+			return res, err
+		}
+		if i > 0 {
+			res.list = append(res.list, time.Since(t))
+		}
+		if len(list.Sessions) != cfg.sessions {
+			return res, fmt.Errorf("list shows %d sessions, want %d", len(list.Sessions), cfg.sessions)
+		}
 	}
 	if res.rssAfter, err = settleRSS(ctx, pid, cfg.settle); err != nil {
 		return res, err
@@ -709,7 +796,7 @@ func report(cfg config, rc *qa.ReviewContextInput, trs []transportResult, mem *m
 		len(rc.ChangedFiles), len(rc.EvidenceRefs), len(ctxJSON))
 
 	if len(trs) > 0 {
-		fmt.Printf("**Review-bound flows** (start with review_context, triage `ordinary_mr`, three profile reports, risk signals, synthesis with a final report, finish, `export_qa_findings`: 8 calls per flow; default `--max-sessions 100`, so up to 100 finished sessions stay retained):\n\n")
+		fmt.Printf("**Review-bound flows** (start with review_context, triage `ordinary_mr`, three profile reports, risk signals, synthesis with a final report, finish, get, `export_qa_findings`: 9 calls per flow; default `--max-sessions 100`, so up to 100 finished sessions stay retained):\n\n")
 		fmt.Println("| transport | flows | calls | wall s | calls/s |")
 		fmt.Println("|---|---:|---:|---:|---:|")
 		for _, tr := range trs {
@@ -722,9 +809,27 @@ func report(cfg config, rc *qa.ReviewContextInput, trs []transportResult, mem *m
 		fmt.Println("| transport | tool | calls | p50 ms | p99 ms |")
 		fmt.Println("|---|---|---:|---:|---:|")
 		for _, tr := range trs {
-			for _, tool := range []string{qa.ToolStart, qa.ToolAdvance, qa.ToolFinish, qa.ToolExport} {
+			for _, tool := range []string{qa.ToolStart, qa.ToolAdvance, qa.ToolFinish, qa.ToolGet, qa.ToolExport} {
 				ds := tr.rec.lat[tool]
 				fmt.Printf("| %s | `%s` | %d | %s | %s |\n", tr.name, tool, len(ds), ms(quantile(ds, 0.5)), ms(quantile(ds, 0.99)))
+			}
+		}
+		fmt.Println()
+		fmt.Println("**vs an echo tool** (`bench_echo`, registered like the qa tools in bench builds only: same SDK, same transport, same connection; its arguments and answer have the median JSON size of the tool's in the flows; echo measured after the flows; target ≤ 1.3× at p50 and p99):")
+		fmt.Println()
+		fmt.Println("| transport | tool | args B | answer B | p50 ms | echo p50 ms | ratio p50 | p99 ms | echo p99 ms | ratio p99 | ≤ 1.3× |")
+		fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+		for _, tr := range trs {
+			for _, tool := range echoTools {
+				ds, es := tr.rec.lat[tool], tr.echo[tool]
+				p50, e50, p99, e99 := quantile(ds, 0.5), quantile(es, 0.5), quantile(ds, 0.99), quantile(es, 0.99)
+				r50, r99 := float64(p50)/float64(e50), float64(p99)/float64(e99)
+				ok := "yes"
+				if r50 > 1.3 || r99 > 1.3 {
+					ok = "no"
+				}
+				fmt.Printf("| %s | `%s` | %d | %d | %s | %s | %.2f× | %s | %s | %.2f× | %s |\n", tr.name, tool,
+					medianInt(tr.rec.argBytes[tool]), medianInt(tr.rec.resBytes[tool]), ms(p50), ms(e50), r50, ms(p99), ms(e99), r99, ok)
 			}
 		}
 		fmt.Println()
@@ -760,15 +865,15 @@ func report(cfg config, rc *qa.ReviewContextInput, trs []transportResult, mem *m
 		fmt.Printf("**Memory per retained session** (stdio server, `--max-sessions %d`, memory store, GOGC %s; VmRSS read after %s idle; the store keeps each session as its JSON payload, %d bytes for a fresh review-bound session; target ≤ 20 KiB):\n\n",
 			mem.sessions, gogc, mem.settle, mem.sessionJSON)
 		k := min(1000, mem.sessions)
-		fmt.Printf("| sessions | VmRSS before MiB | VmRSS after MiB | peak RSS MiB | RSS growth KiB/session | live heap after last GC KiB/session | ≤ 20 KiB | wall s | start p50 first %d ms | start p50 last %d ms |\n", k, k)
-		fmt.Println("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+		fmt.Printf("| sessions | VmRSS before MiB | VmRSS after MiB | peak RSS MiB | RSS growth KiB/session | live heap after last GC KiB/session | ≤ 20 KiB | wall s | start p50 first %d ms | start p50 last %d ms | list p50 ms (all retained) |\n", k, k)
+		fmt.Println("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
 		live := "n/a"
 		if mem.liveAfter > 0 {
 			live = fmt.Sprintf("%.1f", (mem.liveAfter-mem.liveBefore)*1e6/1024/float64(mem.sessions))
 		}
-		fmt.Printf("| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f | %s | %s |\n", mem.sessions,
+		fmt.Printf("| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f | %s | %s | %s |\n", mem.sessions,
 			float64(mem.rssBefore)/1024, float64(mem.rssAfter)/1024, float64(mem.peakRSS)/1024, grow, live, ok,
-			mem.wall.Seconds(), ms(mem.firstK), ms(mem.lastK))
+			mem.wall.Seconds(), ms(mem.firstK), ms(mem.lastK), ms(quantile(mem.list, 0.5)))
 		fmt.Println()
 	}
 }

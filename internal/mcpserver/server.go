@@ -84,8 +84,18 @@ func New(orch *qa.Orchestrator, opts Options) (*mcp.Server, error) {
 		}
 	}
 	registerPrompts(srv, opts.LocalRepo)
+	if benchTools != nil {
+		if err := benchTools(srv); err != nil {
+			return nil, err
+		}
+	}
 	return srv, nil
 }
+
+// benchTools, when set, registers extra tools after the shipped ones. Only
+// the benchmark build (tag diffpal_bench_echo, echo_bench.go) sets it; the
+// shipped tool list never contains them.
+var benchTools func(*mcp.Server) error
 
 // registerTools binds each qa.ToolSpec to its library call. Titles,
 // descriptions and hints come from the library so every adapter publishes
@@ -202,7 +212,7 @@ func addToolText[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPat
 		OutputSchema: outSchema,
 		Annotations:  annotations(spec),
 	}
-	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+	handler := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if req != nil && req.Params != nil {
 			ctx = qa.WithArguments(ctx, req.Params.Arguments)
 		}
@@ -220,7 +230,16 @@ func addToolText[In, Out any](srv *mcp.Server, spec qa.ToolSpec, inPatch, outPat
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t}}}, out, nil
 		}
 		return nil, out, nil
-	})
+	}
+	raw, err := rawToolHandler(tool, handler)
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		mcp.AddTool(srv, tool, handler)
+		return nil
+	}
+	srv.AddTool(tool, raw)
 	return nil
 }
 

@@ -11,10 +11,66 @@ import (
 // omitzero/omitempty: nil slices become [] and nil pointers null. The input
 // types need omitzero so schema inference marks them optional, while the
 // contract wants full objects on output; this reconciles the two.
+//
+// Nested values of such types (fields, pointers, slice elements) are
+// written into the same buffer rather than through json.Marshal, which
+// would call their MarshalJSON and then re-compact its output at every
+// level; every leaf still comes from json.Marshal, so the bytes are the
+// same (compacting compact, escaped JSON is the identity).
 func marshalAll(v any) ([]byte, error) {
-	rv := reflect.ValueOf(v)
-	rt := rv.Type()
 	var buf bytes.Buffer
+	if err := writeAll(&buf, reflect.ValueOf(v)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// allFields is implemented by the types whose MarshalJSON is marshalAll.
+type allFields interface{ marshalsAllFields() }
+
+var allFieldsType = reflect.TypeFor[allFields]()
+
+// writeValue writes fv as json.Marshal would, descending into allFields
+// types directly.
+func writeValue(buf *bytes.Buffer, fv reflect.Value) error {
+	t := fv.Type()
+	switch {
+	case t.Kind() == reflect.Struct && t.Implements(allFieldsType):
+		return writeAll(buf, fv)
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && t.Elem().Implements(allFieldsType):
+		if fv.IsNil() {
+			buf.WriteString("null")
+			return nil
+		}
+		return writeAll(buf, fv.Elem())
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem().Implements(allFieldsType):
+		if fv.IsNil() {
+			buf.WriteString("null")
+			return nil
+		}
+		buf.WriteByte('[')
+		for i := range fv.Len() {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeAll(buf, fv.Index(i)); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	}
+	b, err := json.Marshal(fv.Interface())
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	return nil
+}
+
+// writeAll writes the struct rv with marshalAll's rules.
+func writeAll(buf *bytes.Buffer, rv reflect.Value) error {
+	rt := rv.Type()
 	buf.WriteByte('{')
 	n := 0
 	for i := range rt.NumField() {
@@ -30,15 +86,6 @@ func marshalAll(v any) ([]byte, error) {
 			name = f.Name
 		}
 		fv := rv.Field(i)
-		var b []byte
-		if fv.Kind() == reflect.Slice && fv.IsNil() {
-			b = []byte("[]")
-		} else {
-			var err error
-			if b, err = json.Marshal(fv.Interface()); err != nil {
-				return nil, err
-			}
-		}
 		if n > 0 {
 			buf.WriteByte(',')
 		}
@@ -46,8 +93,14 @@ func marshalAll(v any) ([]byte, error) {
 		key, _ := json.Marshal(name)
 		buf.Write(key)
 		buf.WriteByte(':')
-		buf.Write(b)
+		if fv.Kind() == reflect.Slice && fv.IsNil() {
+			buf.WriteString("[]")
+			continue
+		}
+		if err := writeValue(buf, fv); err != nil {
+			return err
+		}
 	}
 	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return nil
 }

@@ -94,6 +94,69 @@ type Orchestrator struct {
 	lastPurge   time.Time
 	// removeFinished: see Config.RemoveFinished.
 	removeFinished bool
+	// summaries caches each session's list summary by run id, valid only
+	// for the store columns (revision, status, expiry) it was taken at: a
+	// record with other columns was rewritten and is decoded again. It
+	// lets List answer from the store's ListMeta (no payloads) instead of
+	// decoding every session. Guarded by mu.
+	summaries map[string]cachedSummary
+}
+
+type cachedSummary struct {
+	revision  int64
+	status    string
+	expiresAt time.Time
+	sum       Summary
+}
+
+// remember caches the summary of a session as stored at revision.
+func (o *Orchestrator) remember(s *Session, revision int64) {
+	if o.summaries == nil {
+		o.summaries = map[string]cachedSummary{}
+	}
+	o.summaries[s.RunID] = cachedSummary{revision: revision, status: string(s.Status), expiresAt: s.ExpiresAt, sum: summaryOf(s)}
+}
+
+// cachedSummaryFor returns the cached summary for a metadata record when
+// it was taken at the record's columns.
+func (o *Orchestrator) cachedSummaryFor(r store.Record) (Summary, bool) {
+	c, ok := o.summaries[r.RunID]
+	if !ok || c.revision != r.Revision || c.status != r.Status || !c.expiresAt.Equal(r.ExpiresAt) {
+		return Summary{}, false
+	}
+	return c.sum, true
+}
+
+// pruneSummaries forgets cached summaries of sessions missing from recs
+// (every record in the store, as ListMeta returned them), so the cache never
+// outgrows the store for long.
+func (o *Orchestrator) pruneSummaries(recs []store.Record) {
+	if len(o.summaries) <= len(recs) {
+		return
+	}
+	have := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		have[r.RunID] = true
+	}
+	for id := range o.summaries {
+		if !have[id] {
+			delete(o.summaries, id)
+		}
+	}
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func summaryOf(s *Session) Summary {
+	return Summary{RunID: s.RunID, TaskType: s.TaskType, Status: s.Status,
+		CurrentStep: s.CurrentStep, SelectedBundle: clonePtr(s.SelectedBundle), SelectedProfile: clonePtr(s.SelectedProfile),
+		CurrentProfile: clonePtr(s.CurrentProfile), ExpiresAt: s.ExpiresAt}
 }
 
 // purgeEvery bounds how often lookups sweep the store for expired
@@ -195,8 +258,11 @@ func decodeRecord(rec store.Record) (loaded, error) {
 	return loaded{sess: p.Session, finalized: p.Finalized, revision: rec.Revision}, nil
 }
 
-// save persists the session conditionally and returns the stored form,
-// decoded afresh so the caller never shares memory with what was written.
+// save persists the session conditionally and returns it. The store
+// keeps its own copy of the payload, and s was built by the caller from a
+// freshly decoded (or newly made) session, so the returned value shares no
+// memory with the store or the orchestrator; it is the value the payload
+// encodes (a decode of the payload marshals to the same JSON).
 func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expected int64) (Session, error) {
 	payload, err := json.Marshal(persisted{Format: 1, Finalized: finalized, Session: s})
 	if err != nil {
@@ -210,8 +276,8 @@ func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expe
 		}
 		return Session{}, storeError(CodeStoreWrite, err)
 	}
-	l, err := decodeRecord(rec)
-	return l.sess, err
+	o.remember(&s, rec.Revision)
+	return s, nil
 }
 
 // purge removes expired sessions except keep, which the caller is about to
@@ -221,6 +287,7 @@ func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([
 	if err != nil {
 		return nil, storeError(CodeStoreRead, err)
 	}
+	o.pruneSummaries(recs)
 	live := recs[:0]
 	for _, r := range recs {
 		if r.RunID == keep || r.ExpiresAt.After(now) {
@@ -257,6 +324,7 @@ func (o *Orchestrator) lookup(ctx context.Context, runID string, now time.Time) 
 	if err != nil {
 		return loaded{}, err
 	}
+	o.remember(&l.sess, rec.Revision)
 	if !l.sess.ExpiresAt.After(now) {
 		return loaded{}, errCode(CodeExpiredSession)
 	}
@@ -371,24 +439,46 @@ func (o *Orchestrator) List(ctx context.Context) (ListOutput, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.clock()
-	recs, err := o.store.List(ctx)
+	// The store's columns say which sessions are live and whether a cached
+	// summary is current; payloads are read (all at once) only when some
+	// live session has no current summary, e.g. one written by another
+	// process sharing the store.
+	metas, err := o.store.ListMeta(ctx)
 	if err != nil {
 		return ListOutput{}, storeError(CodeStoreRead, err)
 	}
 	out := ListOutput{Sessions: []Summary{}, ReadOnly: true, HostOwnsDecisions: true}
-	for _, r := range recs {
+	complete := true
+	for _, r := range metas {
 		if !r.ExpiresAt.After(now) {
 			continue
 		}
-		l, err := decodeRecord(r)
-		if err != nil {
-			return ListOutput{}, err
+		sum, ok := o.cachedSummaryFor(r)
+		if !ok {
+			complete = false
+			break
 		}
-		s := l.sess
-		out.Sessions = append(out.Sessions, Summary{RunID: s.RunID, TaskType: s.TaskType, Status: s.Status,
-			CurrentStep: s.CurrentStep, SelectedBundle: s.SelectedBundle, SelectedProfile: s.SelectedProfile,
-			CurrentProfile: s.CurrentProfile, ExpiresAt: s.ExpiresAt})
+		out.Sessions = append(out.Sessions, sum)
 	}
+	if !complete {
+		recs, err := o.store.List(ctx)
+		if err != nil {
+			return ListOutput{}, storeError(CodeStoreRead, err)
+		}
+		out.Sessions = out.Sessions[:0]
+		for _, r := range recs {
+			if !r.ExpiresAt.After(now) {
+				continue
+			}
+			l, err := decodeRecord(r)
+			if err != nil {
+				return ListOutput{}, err
+			}
+			o.remember(&l.sess, r.Revision)
+			out.Sessions = append(out.Sessions, summaryOf(&l.sess))
+		}
+	}
+	o.pruneSummaries(metas)
 	slices.SortFunc(out.Sessions, func(a, b Summary) int {
 		if c := b.ExpiresAt.Compare(a.ExpiresAt); c != 0 {
 			return c
@@ -535,6 +625,7 @@ func (o *Orchestrator) mutate(ctx context.Context, runID string, op func(now tim
 			case err != nil:
 				return Session{}, storeError(CodeStoreUpdate, err)
 			}
+			delete(o.summaries, runID)
 			return l.sess, nil
 		}
 		out, err := o.save(ctx, l.sess, l.finalized, prev)
@@ -855,6 +946,7 @@ func (o *Orchestrator) Delete(ctx context.Context, in DeleteInput) (DeleteOutput
 		err = o.store.Delete(ctx, in.RunID, rec.Revision)
 		switch {
 		case err == nil, errors.Is(err, store.ErrNotFound):
+			delete(o.summaries, in.RunID)
 			return done, nil
 		case errors.Is(err, store.ErrConflict):
 			continue

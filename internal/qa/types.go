@@ -27,6 +27,7 @@ type RegistryEntry struct {
 
 // MarshalJSON emits every key.
 func (r RegistryEntry) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (RegistryEntry) marshalsAllFields()             {}
 
 // ReviewRule is one repository review rule bound to the session.
 type ReviewRule struct {
@@ -46,6 +47,7 @@ type ReviewRules struct {
 
 // MarshalJSON emits every key.
 func (r ReviewRules) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (ReviewRules) marshalsAllFields()             {}
 
 // ReviewContextInput is the immutable review identity passed to start.
 type ReviewContextInput struct {
@@ -76,6 +78,7 @@ type ReviewContext struct {
 
 // MarshalJSON emits every key.
 func (r ReviewContext) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (ReviewContext) marshalsAllFields()             {}
 
 // RefNote is a coverage gap or an unverified point.
 type RefNote struct {
@@ -85,6 +88,7 @@ type RefNote struct {
 
 // MarshalJSON emits every key.
 func (r RefNote) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (RefNote) marshalsAllFields()             {}
 
 // EvidenceMapEntry is one mapped evidence item of an explorer-style report.
 type EvidenceMapEntry struct {
@@ -101,6 +105,7 @@ type SourceLocation struct {
 
 // MarshalJSON emits every key.
 func (s SourceLocation) MarshalJSON() ([]byte, error) { return marshalAll(s) }
+func (SourceLocation) marshalsAllFields()             {}
 
 // ProfileCandidate is a possible defect reported by one profile; the host
 // still decides whether it is confirmed.
@@ -120,6 +125,7 @@ type ProfileCandidate struct {
 
 // MarshalJSON emits every key.
 func (c ProfileCandidate) MarshalJSON() ([]byte, error) { return marshalAll(c) }
+func (ProfileCandidate) marshalsAllFields()             {}
 
 // ContextSelection is the host's assertion of the evidence subset it sent to
 // a profile.
@@ -135,6 +141,7 @@ type ContextSelection struct {
 
 // MarshalJSON emits every key.
 func (c ContextSelection) MarshalJSON() ([]byte, error) { return marshalAll(c) }
+func (ContextSelection) marshalsAllFields()             {}
 
 // ExecutionAttempt is one executor call; no exception bodies or content.
 type ExecutionAttempt struct {
@@ -155,6 +162,7 @@ type ExecutionAttempt struct {
 
 // MarshalJSON emits every key.
 func (a ExecutionAttempt) MarshalJSON() ([]byte, error) { return marshalAll(a) }
+func (ExecutionAttempt) marshalsAllFields()             {}
 
 // ExecutionMetrics is host-reported timing and token data; the orchestrator
 // checks its consistency, not its truth.
@@ -169,6 +177,7 @@ type ExecutionMetrics struct {
 
 // MarshalJSON emits every key.
 func (m ExecutionMetrics) MarshalJSON() ([]byte, error) { return marshalAll(m) }
+func (ExecutionMetrics) marshalsAllFields()             {}
 
 // ProfileReport is the structured result of one completed profile.
 type ProfileReport struct {
@@ -185,6 +194,7 @@ type ProfileReport struct {
 
 // MarshalJSON emits every key.
 func (r ProfileReport) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (ProfileReport) marshalsAllFields()             {}
 
 // CandidateRef names one profile-local candidate.
 type CandidateRef struct {
@@ -212,6 +222,7 @@ type FinalCandidate struct {
 
 // MarshalJSON emits every key.
 func (c FinalCandidate) MarshalJSON() ([]byte, error) { return marshalAll(c) }
+func (FinalCandidate) marshalsAllFields()             {}
 
 // Refutation is the host's evidence-backed attempt to refute one candidate.
 type Refutation struct {
@@ -234,6 +245,7 @@ type CandidateDecision struct {
 
 // MarshalJSON emits every key.
 func (d CandidateDecision) MarshalJSON() ([]byte, error) { return marshalAll(d) }
+func (CandidateDecision) marshalsAllFields()             {}
 
 // FinalReviewReport is the host's synthesis of a review-bound session.
 type FinalReviewReport struct {
@@ -248,6 +260,7 @@ type FinalReviewReport struct {
 
 // MarshalJSON emits every key.
 func (r FinalReviewReport) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (FinalReviewReport) marshalsAllFields()             {}
 
 // RiskSignals are the host's deep-review signals, sent with the last
 // primary-review profile.
@@ -265,6 +278,7 @@ type RiskSignals struct {
 
 // MarshalJSON emits every key.
 func (r RiskSignals) MarshalJSON() ([]byte, error) { return marshalAll(r) }
+func (RiskSignals) marshalsAllFields()             {}
 
 func (r RiskSignals) any() bool {
 	return r.HighRiskDomain || r.EvidenceUncertain || r.CrossSystemScope || r.MultiplePlausibleCauses ||
@@ -281,6 +295,7 @@ type DeepAssessment struct {
 
 // MarshalJSON emits every key.
 func (d DeepAssessment) MarshalJSON() ([]byte, error) { return marshalAll(d) }
+func (DeepAssessment) marshalsAllFields()             {}
 
 // TransitionReceipt records one applied mutating request, without payload.
 type TransitionReceipt struct {
@@ -322,6 +337,7 @@ type Session struct {
 
 // MarshalJSON emits every key, with [] for empty lists.
 func (s Session) MarshalJSON() ([]byte, error) { return marshalAll(s) }
+func (Session) marshalsAllFields()             {}
 
 // Summary is one entry of list_qa_orchestrations.
 type Summary struct {
