@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -86,7 +87,7 @@ func CommentBody(f *findings.Finding, t *Target, channel string) (body, dg strin
 	}
 	p("diffpal · stable id %s</sub>\n", code(f.StableID, 80))
 	content := b.String()
-	m := Marker{Kind: "finding", Channel: channel, StableID: MarkerID(cmpOr(f.StableID, f.ID)), Digest: dg}
+	m := Marker{Kind: "finding", Channel: channel, StableID: MarkerID(cmp.Or(f.StableID, f.ID)), Digest: dg}
 	return m.String() + "\n" + content, dg
 }
 
@@ -285,7 +286,7 @@ func SummaryBody(in SummaryInput) string {
 			} else {
 				loc = codeText(loc)
 			}
-			w("| %s %s | %s | %s | %s |\n", sevIcon[f.Severity], sev, code(cmpOr(f.RuleID, f.Category), 100), loc, cell)
+			w("| %s %s | %s | %s | %s |\n", sevIcon[f.Severity], sev, code(cmp.Or(f.RuleID, f.Category), 100), loc, cell)
 			if sb.Len() > maxSummary {
 				w("\n… and more in findings.json.\n")
 				break

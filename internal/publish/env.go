@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,9 +121,9 @@ func FromEnv(host string, e Env) (*Target, error) {
 	t := &Target{Host: host}
 	switch host {
 	case GitHub:
-		t.APIURL = cmpOr(get("GITHUB_API_URL"), "https://api.github.com")
-		t.GraphQLURL = cmpOr(get("GITHUB_GRAPHQL_URL"), graphQLFor(t.APIURL))
-		t.ServerURL = cmpOr(get("GITHUB_SERVER_URL"), "https://github.com")
+		t.APIURL = cmp.Or(get("GITHUB_API_URL"), "https://api.github.com")
+		t.GraphQLURL = cmp.Or(get("GITHUB_GRAPHQL_URL"), graphQLFor(t.APIURL))
+		t.ServerURL = cmp.Or(get("GITHUB_SERVER_URL"), "https://github.com")
 		t.Repo, t.Event, t.HeadSHA = get("GITHUB_REPOSITORY"), get("GITHUB_EVENT_NAME"), get("GITHUB_SHA")
 		for _, v := range []string{"GITHUB_TOKEN", "GH_TOKEN"} {
 			if s := get(v); s != "" {
@@ -140,13 +141,13 @@ func FromEnv(host string, e Env) (*Target, error) {
 			}
 		}
 	case GitLab:
-		t.APIURL = cmpOr(get("CI_API_V4_URL"), "https://gitlab.com/api/v4")
+		t.APIURL = cmp.Or(get("CI_API_V4_URL"), "https://gitlab.com/api/v4")
 		t.ServerURL = get("CI_PROJECT_URL")
 		if mp := get("CI_MERGE_REQUEST_PROJECT_URL"); mp != "" {
 			t.ServerURL = mp
 		}
-		t.Repo = cmpOr(get("CI_MERGE_REQUEST_PROJECT_ID"), get("CI_PROJECT_ID"))
-		t.BaseSHA, t.HeadSHA = get("CI_MERGE_REQUEST_DIFF_BASE_SHA"), cmpOr(get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), get("CI_COMMIT_SHA"))
+		t.Repo = cmp.Or(get("CI_MERGE_REQUEST_PROJECT_ID"), get("CI_PROJECT_ID"))
+		t.BaseSHA, t.HeadSHA = get("CI_MERGE_REQUEST_DIFF_BASE_SHA"), cmp.Or(get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), get("CI_COMMIT_SHA"))
 		t.SourceBranch, t.BaseRef, t.JobURL = get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME"), get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"), get("CI_JOB_URL")
 		if v := get("CI_MERGE_REQUEST_IID"); v != "" {
 			n, err := strconv.Atoi(v)
@@ -224,7 +225,7 @@ func (t *Target) githubEvent(data []byte) error {
 	case ev.PullRequest != nil:
 		pr := ev.PullRequest
 		t.Number = pr.Number
-		t.HeadSHA, t.BaseSHA = cmpOr(pr.Head.SHA, t.HeadSHA), pr.Base.SHA
+		t.HeadSHA, t.BaseSHA = cmp.Or(pr.Head.SHA, t.HeadSHA), pr.Base.SHA
 		if base := pr.Base.Repo.FullName; base != "" && t.Repo == "" {
 			t.Repo = base
 		}
@@ -238,9 +239,9 @@ func (t *Target) githubEvent(data []byte) error {
 	case ev.WorkflowRun != nil:
 		if len(ev.WorkflowRun.PullRequests) > 0 {
 			pr := ev.WorkflowRun.PullRequests[0]
-			t.Number, t.HeadSHA, t.BaseSHA = pr.Number, cmpOr(pr.Head.SHA, ev.WorkflowRun.HeadSHA), pr.Base.SHA
+			t.Number, t.HeadSHA, t.BaseSHA = pr.Number, cmp.Or(pr.Head.SHA, ev.WorkflowRun.HeadSHA), pr.Base.SHA
 		} else {
-			t.HeadSHA = cmpOr(ev.WorkflowRun.HeadSHA, t.HeadSHA)
+			t.HeadSHA = cmp.Or(ev.WorkflowRun.HeadSHA, t.HeadSHA)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -278,7 +279,7 @@ func Decision(b *findings.Bundle) string {
 // by thread id.
 func Reconcile(t *Target, b *findings.Bundle, st *State, o Options) *Plan {
 	ch := o.channel()
-	p := &Plan{Host: t.Host, Repo: t.Repo, Number: t.Number, Head: cmpOr(t.HeadSHA, b.HeadSHA), Channel: ch,
+	p := &Plan{Host: t.Host, Repo: t.Repo, Number: t.Number, Head: cmp.Or(t.HeadSHA, b.HeadSHA), Channel: ch,
 		Feedback: o.Feedback, DryRun: o.DryRun, Decision: Decision(b), Blocking: b.Tally().Blocking, Findings: len(b.Findings)}
 	if st == nil {
 		st = &State{}
@@ -299,7 +300,7 @@ func Reconcile(t *Target, b *findings.Bundle, st *State, o Options) *Plan {
 	present := map[string]bool{}
 	for i := range b.Findings {
 		f := &b.Findings[i]
-		id := MarkerID(cmpOr(f.StableID, f.ID))
+		id := MarkerID(cmp.Or(f.StableID, f.ID))
 		present[id] = true
 		a := Action{StableID: id, RuleID: f.RuleID, Severity: string(f.Severity), Blocking: f.Blocking, Path: f.Path, finding: f}
 		a.Side, a.StartLine, a.Line = span(f)
@@ -433,11 +434,4 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

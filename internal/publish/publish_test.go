@@ -623,3 +623,33 @@ func TestSecondaryRateLimitWithoutRetryAfter(t *testing.T) {
 		t.Errorf("plain 403: %v", err)
 	}
 }
+
+// HostClient bounds response bodies and keeps redirects on the host even
+// when the client it is given allows any redirect.
+func TestHostClientBoundsAndConfines(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://localhost:1/x", http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, strings.Repeat("x", 2048))
+	}))
+	defer srv.Close()
+	permissive := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+	hc := HostClient(permissive, 1024)
+	resp, err := hc.Get(srv.URL + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || !strings.Contains(err.Error(), "response larger than") {
+		t.Errorf("a body over the limit was read whole: %v", err)
+	}
+	if _, err := hc.Get(srv.URL + "/away"); err == nil || !strings.Contains(err.Error(), "redirect to") {
+		t.Errorf("a cross-host redirect was followed: %v", err)
+	}
+	if permissive.CheckRedirect == nil {
+		t.Error("the caller's client was changed")
+	}
+}

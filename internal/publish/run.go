@@ -23,6 +23,66 @@ func HTTPClient(log io.Writer) *http.Client {
 	return &http.Client{Transport: &Transport{Base: base, Log: log}, CheckRedirect: SameHostRedirects}
 }
 
+// HostClient is hc as a host library may use it: redirects always stay on
+// the API's scheme and host (SameHostRedirects, whatever hc's own policy:
+// go-github sets Authorization on every hop, GitLab's PRIVATE-TOKEN is
+// forwarded by net/http, Azure's Authorization survives a port change),
+// and, with maxBody > 0, every response body is bounded: a library that
+// reads bodies whole fails past maxBody instead. nil hc is HTTPClient(nil).
+func HostClient(hc *http.Client, maxBody int64) *http.Client {
+	if hc == nil {
+		hc = HTTPClient(nil)
+	}
+	c := *hc
+	c.CheckRedirect = SameHostRedirects
+	if maxBody > 0 {
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		c.Transport = boundedTransport{base: base, limit: maxBody}
+	}
+	return &c
+}
+
+// boundedTransport caps response bodies: a read past limit fails.
+type boundedTransport struct {
+	base  http.RoundTripper
+	limit int64
+}
+
+func (b boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(r)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &boundedBody{rc: resp.Body, left: b.limit, limit: b.limit}
+	}
+	return resp, err
+}
+
+type boundedBody struct {
+	rc          io.ReadCloser
+	left, limit int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if n, _ := b.rc.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("response larger than %d MiB", b.limit>>20)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
+
 // SameHostRedirects is a CheckRedirect that follows at most 5 redirects,
 // none to another scheme or host.
 func SameHostRedirects(req *http.Request, via []*http.Request) error {

@@ -71,17 +71,10 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 	if t == nil {
 		return nil, errors.New("azure: no target")
 	}
-	if hc == nil {
-		hc = publish.HTTPClient(nil)
-	}
-	if hc.CheckRedirect == nil {
-		// net/http keeps Authorization on a redirect to the same host
-		// name on another port or scheme (and to a subdomain):
-		// redirects stay on the organization's scheme and host.
-		c := *hc
-		c.CheckRedirect = publish.SameHostRedirects
-		hc = &c
-	}
+	// net/http keeps Authorization on a redirect to the same host name on
+	// another port or scheme: redirects stay on the organization's scheme
+	// and host. JSONClient bounds the bodies itself.
+	hc = publish.HostClient(hc, 0)
 	u, err := url.Parse(t.APIURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("azure: organization URL %q: want an http(s) URL such as https://dev.azure.com/ORG/", t.APIURL)

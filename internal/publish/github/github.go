@@ -62,19 +62,10 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 	if t.Number <= 0 {
 		return nil, fmt.Errorf("github: pull request number %d", t.Number)
 	}
-	if hc == nil {
-		hc = publish.HTTPClient(nil)
-	}
-	if hc.CheckRedirect == nil {
-		// go-github's WithAuthToken sets Authorization on every request
-		// the client sends, redirect hops included, so net/http's own
-		// stripping of it on a cross-host redirect does not help: a
-		// redirect elsewhere would carry the token. Both clients below
-		// (go-github's copy and the GraphQL one) are copies of this one.
-		c := *hc
-		c.CheckRedirect = publish.SameHostRedirects
-		hc = &c
-	}
+	// go-github's WithAuthToken sets Authorization on every request the
+	// client sends, redirect hops included, and reads bodies whole: both
+	// clients below (go-github's and the GraphQL one) use the host client.
+	hc = publish.HostClient(hc, maxBody)
 	base, err := restBase(t.APIURL)
 	if err != nil {
 		return nil, err
@@ -87,14 +78,7 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 		return nil, fmt.Errorf("github: GraphQL URL %q: want an http(s) URL", clip.Text(gqlURL, 100))
 	}
 
-	// go-github reads bodies whole; the wrapper bounds them.
-	inner := hc.Transport
-	if inner == nil {
-		inner = http.DefaultTransport
-	}
-	bounded := *hc
-	bounded.Transport = &boundedTransport{base: inner, limit: maxBody}
-	c := gh.NewClient(&bounded)
+	c := gh.NewClient(hc)
 	if !t.Token.Empty() {
 		c = c.WithAuthToken(t.Token.Reveal())
 	}
@@ -152,45 +136,6 @@ func graphQLFor(base string) string {
 	}
 	return b + "/graphql"
 }
-
-// boundedTransport caps response bodies: a read past limit fails.
-type boundedTransport struct {
-	base  http.RoundTripper
-	limit int64
-}
-
-func (b *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := b.base.RoundTrip(r)
-	if err != nil || resp == nil || resp.Body == nil {
-		return resp, err
-	}
-	resp.Body = &boundedBody{rc: resp.Body, left: b.limit}
-	return resp, nil
-}
-
-type boundedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a body of exactly the limit from a longer one.
-		var one [1]byte
-		if n, _ := b.rc.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("response larger than %d MiB", maxBody>>20)
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *boundedBody) Close() error { return b.rc.Close() }
 
 // ---- errors
 

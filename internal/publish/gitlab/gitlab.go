@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -75,9 +74,6 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 	if t.Repo == "" || t.Number <= 0 {
 		return nil, errors.New("gitlab: the target needs a project and a merge request iid")
 	}
-	if hc == nil {
-		hc = publish.HTTPClient(nil)
-	}
 	api := strings.TrimRight(t.APIURL, "/")
 	if api == "" {
 		api = "https://gitlab.com/api/v4"
@@ -94,7 +90,7 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 		jobToken: t.TokenFrom == "CI_JOB_TOKEN", files: map[string]*fileLines{}, general: map[string]bool{}}
 	opts := []gl.ClientOptionFunc{
 		gl.WithBaseURL(api),
-		gl.WithHTTPClient(boundedClient(hc, u)),
+		gl.WithHTTPClient(publish.HostClient(hc, maxBody)),
 		gl.WithoutRetries(),
 		gl.WithUserAgent("diffpal"),
 	}
@@ -108,63 +104,6 @@ func New(t *publish.Target, hc *http.Client) (*Host, error) {
 	}
 	return h, nil
 }
-
-// boundedClient is hc with every response body bounded and redirects to
-// another host refused: the token travels in PRIVATE-TOKEN / JOB-TOKEN,
-// which net/http, unlike Authorization, forwards on a cross-host redirect.
-func boundedClient(hc *http.Client, api *url.URL) *http.Client {
-	c := *hc
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = boundedTransport{base}
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme != api.Scheme || req.URL.Host != api.Host {
-			return fmt.Errorf("redirect to %s://%s refused: the API is %s://%s", req.URL.Scheme, req.URL.Host, api.Scheme, api.Host)
-		}
-		if len(via) >= 5 {
-			return errors.New("too many redirects")
-		}
-		return nil
-	}
-	return &c
-}
-
-type boundedTransport struct{ base http.RoundTripper }
-
-func (b boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := b.base.RoundTrip(r)
-	if resp != nil && resp.Body != nil {
-		resp.Body = &limitedBody{rc: resp.Body, left: maxBody}
-	}
-	return resp, err
-}
-
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (l *limitedBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		// One byte more than allowed tells a body at the limit from a
-		// larger one.
-		var one [1]byte
-		if n, _ := l.rc.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("response larger than %d MiB", maxBody>>20)
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.rc.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
-
-func (l *limitedBody) Close() error { return l.rc.Close() }
 
 // path is the API path of a call, for errors: /api/v4/projects/ID/...
 func (h *Host) path(format string, args ...any) string {
