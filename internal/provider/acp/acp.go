@@ -215,7 +215,7 @@ func (c *Client) launch() (*running, error) {
 	cmd.Env = c.cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, ag.stderr
 	cmd.WaitDelay = c.cfg.KillGrace
-	setGroup(cmd)
+	llm.SetProcessGroup(cmd)
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -235,7 +235,7 @@ func (c *Client) launch() (*running, error) {
 func (c *Client) end(ag *running, crashed bool) bool {
 	ag.in.Close()
 	c.stop(ag.cmd.Process, ag.exited, crashed)
-	signalGroup(ag.cmd.Process, true)
+	llm.SignalProcessGroup(ag.cmd.Process, true)
 	ag.out.Close()
 	return crashed
 }
@@ -413,14 +413,14 @@ func (c *Client) stop(proc *os.Process, exited <-chan struct{}, crashed bool) {
 		case <-time.After(min(c.cfg.KillGrace, 500*time.Millisecond)):
 		}
 	}
-	signalGroup(proc, false)
+	llm.SignalProcessGroup(proc, false)
 	t.Reset(c.cfg.KillGrace)
 	select {
 	case <-exited:
 		return
 	case <-t.C:
 	}
-	signalGroup(proc, true)
+	llm.SignalProcessGroup(proc, true)
 	<-exited
 }
 

@@ -150,7 +150,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	// Bound the wait for pipes that a straggler keeps open after the
 	// agent itself has exited.
 	cmd.WaitDelay = c.cfg.KillGrace
-	setGroup(cmd)
+	llm.SetProcessGroup(cmd)
 
 	if err := cmd.Start(); err != nil {
 		return llm.Response{}, c.fail(llm.Invalid, "cannot start agent: "+err.Error(), err)
@@ -171,7 +171,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		waitErr = c.stop(proc, done)
 	}
 	// Kill whatever the agent left behind in its group.
-	signalGroup(proc, true)
+	llm.SignalProcessGroup(proc, true)
 
 	var resp llm.Response
 	tail := strings.TrimSpace(stderr.String())
@@ -216,7 +216,7 @@ var testHookKill func(pid int)
 // stop terminates the group: SIGTERM, then SIGKILL after the grace
 // period. It returns Wait's result.
 func (c *Client) stop(proc *os.Process, done <-chan error) error {
-	signalGroup(proc, false)
+	llm.SignalProcessGroup(proc, false)
 	t := time.NewTimer(c.cfg.KillGrace)
 	defer t.Stop()
 	select {
@@ -224,7 +224,7 @@ func (c *Client) stop(proc *os.Process, done <-chan error) error {
 		return err
 	case <-t.C:
 	}
-	signalGroup(proc, true)
+	llm.SignalProcessGroup(proc, true)
 	return <-done
 }
 
