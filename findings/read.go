@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Read decodes and validates a bundle of any supported version. A missing
@@ -166,24 +165,13 @@ func ReadBytesLimit(path string, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	fi, err := os.Stat(path)
+	f, err := OpenBundle(path, limit)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file (write one with `diffpal review`, or pass the bundle's path)", path)
-		}
 		return nil, err
 	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a findings bundle", path)
-	}
-	if !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if fi.Mode().IsRegular() && fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %w (it has %d bytes)", path, &TooLargeError{Limit: limit}, fi.Size())
-	}
-	f, err := os.Open(path)
+	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	defer f.Close()

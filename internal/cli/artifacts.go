@@ -152,6 +152,26 @@ func writeOutput(ctx context.Context, base, path string, opts safefile.Options, 
 	return nil
 }
 
+// writeOutOrStdout writes to standard output when out is "-", else to the
+// file out through writeOutput under base (the trusted directory; "" is
+// "."), with the hint for --out - on a refused target. written is false
+// for standard output.
+func writeOutOrStdout(ctx context.Context, ios *IOStreams, base, out string, write func(io.Writer) error) (written bool, err error) {
+	if out == "-" {
+		if err := write(ios.Out); err != nil {
+			return false, ioErr(err)
+		}
+		return false, nil
+	}
+	if base == "" {
+		base = "."
+	}
+	if err := writeOutput(ctx, base, out, safefile.Options{Perm: 0o644}, write); err != nil {
+		return false, stdoutHint(err, "--out")
+	}
+	return true, nil
+}
+
 // stdoutHint adds, to the refusal of a target that is not a regular file
 // (say /dev/stdout or a FIFO), how to write to standard output instead.
 func stdoutHint(err error, flag string) error {

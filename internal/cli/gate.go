@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -301,7 +302,7 @@ func writeAnnotations(w io.Writer, b *findings.Bundle, policy *findings.Policy) 
 				fmt.Fprintf(bw, "::notice title=diffpal::%d more %s findings are in findings.json\n", len(g.fs)-maxAnnotations, g.level)
 				break
 			}
-			title := fmt.Sprintf("%s %s", strings.ToUpper(string(f.Severity)), nonEmptyStr(f.RuleID, f.Category))
+			title := fmt.Sprintf("%s %s", strings.ToUpper(string(f.Severity)), cmp.Or(f.RuleID, f.Category))
 			props := "file=" + escapeProperty(f.Path)
 			if f.StartLine > 0 {
 				props += fmt.Sprintf(",line=%d", f.StartLine)
@@ -314,13 +315,6 @@ func writeAnnotations(w io.Writer, b *findings.Bundle, policy *findings.Policy) 
 		}
 	}
 	return bw.Flush()
-}
-
-func nonEmptyStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func escapeData(s string) string {

@@ -17,7 +17,6 @@ import (
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
 	"github.com/diffpalhq/diffpal/internal/review"
-	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/spf13/cobra"
 )
@@ -138,7 +137,8 @@ func renderRun(ctx context.Context, opts *RenderOptions) error {
 		write = func(w io.Writer) error { return markdown.Write(w, b, in) }
 	case output.HTML:
 		var rep *html.Report
-		src := headSource(ctx, opts.Dir, b.HeadSHA)
+		src, done := headSource(ctx, opts.Dir, b.HeadSHA)
+		defer done()
 		if res != nil {
 			rep = output.BuildReport(b, &res.Audit, &res.Session, src, nil)
 		} else {
@@ -146,18 +146,8 @@ func renderRun(ctx context.Context, opts *RenderOptions) error {
 		}
 		write = func(w io.Writer) error { return html.Write(w, rep) }
 	}
-	if opts.Out == "-" {
-		if err := write(opts.IO.Out); err != nil {
-			return ioErr(err)
-		}
-		return nil
-	}
-	base := opts.Dir
-	if base == "" {
-		base = "."
-	}
-	if err := writeOutput(ctx, base, opts.Out, safefile.Options{Perm: 0o644}, write); err != nil {
-		return stdoutHint(err, "--out")
+	if written, err := writeOutOrStdout(ctx, opts.IO, opts.Dir, opts.Out, write); err != nil || !written {
+		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "render: %s %s findings=%d version=%s\n", opts.Format, textsafe.Terminal(opts.Out), len(b.Findings), info.Effective)
 	return nil
@@ -198,16 +188,23 @@ func (opts *RenderOptions) session(b *findings.Bundle) (*review.Result, error) {
 const maxSourceFile = 4 << 20
 
 // headSource reads files at the bundle's head commit from the repository
-// at dir, for snippets; nil when dir is no repository or lacks the commit.
-// Lines are redacted by the report builder, snippet by snippet.
-func headSource(ctx context.Context, dir, head string) output.Source {
+// at dir, for snippets, through one cat-file batch that done closes;
+// nil when dir is no repository or lacks the commit. A file over
+// maxSourceFile, binary or missing gets no snippet. Lines are redacted
+// by the report builder, snippet by snippet.
+func headSource(ctx context.Context, dir, head string) (src output.Source, done func()) {
+	done = func() {}
 	if head == "" {
-		return nil
+		return nil, done
 	}
 	g := &git.Runner{Dir: dir}
 	sha, err := g.ResolveCommit(ctx, head)
 	if err != nil {
-		return nil
+		return nil, done
+	}
+	br, err := g.Blobs(ctx)
+	if err != nil {
+		return nil, done
 	}
 	cache := map[string][]string{}
 	return func(path string) []string {
@@ -215,11 +212,11 @@ func headSource(ctx context.Context, dir, head string) output.Source {
 			return l
 		}
 		var lines []string
-		out, err := g.Run(ctx, "cat-file", "blob", sha+":"+path)
-		if err == nil && len(out) <= maxSourceFile && !bytes.ContainsRune(out, 0) {
+		out, ok, err := br.ReadLimit(sha+":"+path, maxSourceFile)
+		if err == nil && ok && !bytes.ContainsRune(out, 0) {
 			lines = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 		}
 		cache[path] = lines
 		return lines
-	}
+	}, func() { br.Close() }
 }

@@ -328,7 +328,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 			return usageErr("--publish: %v", err)
 		}
 	}
-	opts.prRange(ctx, root)
+	opts.prRange(ctx, root, pubTarget)
 	co := opts.Range.options(opts.Paths)
 	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
@@ -432,10 +432,11 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 // (the --publish host's, else the CI system diffpal runs on) when no
 // range flag is given and both commits are in the clone; otherwise the
 // default range stands, with a note when the pull request's commits are
-// missing (a shallow checkout).
-func (o *ReviewOptions) prRange(ctx context.Context, root string) {
-	host := o.Publish
-	if host == "" {
+// missing (a shallow checkout). t is --publish's target, already read;
+// nil without --publish.
+func (o *ReviewOptions) prRange(ctx context.Context, root string, t *publish.Target) {
+	if t == nil {
+		var host string
 		switch {
 		case o.IO.Getenv("GITHUB_ACTIONS") == "true":
 			host = publish.GitHub
@@ -446,9 +447,12 @@ func (o *ReviewOptions) prRange(ctx context.Context, root string) {
 		default:
 			return
 		}
+		var err error
+		if t, err = publish.FromEnv(host, publish.Env{Getenv: o.IO.Getenv}); err != nil {
+			return
+		}
 	}
-	t, err := publish.FromEnv(host, publish.Env{Getenv: o.IO.Getenv})
-	if err != nil || t.Number == 0 {
+	if t.Number == 0 {
 		return
 	}
 	r := o.Range

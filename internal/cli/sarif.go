@@ -9,7 +9,6 @@ import (
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/output"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
-	"github.com/diffpalhq/diffpal/internal/safefile"
 	"github.com/spf13/cobra"
 )
 
@@ -101,21 +100,11 @@ func sarifRun(ctx context.Context, opts *SarifOptions) error {
 	printWarnings(opts.IO.ErrOut, name, info.Warnings)
 	log := sarif.Convert(b, output.SARIFTool())
 	write := func(w io.Writer) error { return sarif.Encode(w, log) }
-	if opts.Out == "-" {
-		if err := write(opts.IO.Out); err != nil {
-			return ioErr(err)
-		}
-		return nil
-	}
 	// The working directory (-C, or the top level holding the default
 	// bundle) is the trusted base: in CI it is the checkout, whose
 	// directories a pull request controls.
-	base := opts.outBase
-	if base == "" {
-		base = "."
-	}
-	if err := writeOutput(ctx, base, opts.Out, safefile.Options{Perm: 0o644}, write); err != nil {
-		return stdoutHint(err, "--out")
+	if written, err := writeOutOrStdout(ctx, opts.IO, opts.outBase, opts.Out, write); err != nil || !written {
+		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "sarif=%s findings=%d version=%s\n", opts.Out, len(b.Findings), info.Effective)
 	return nil

@@ -592,6 +592,16 @@ func (r *Runner) Blobs(ctx context.Context) (*BlobReader, error) {
 // Read returns the content of an object (a blob id, or "rev:path").
 // Missing objects return ok == false.
 func (b *BlobReader) Read(object string) (data []byte, ok bool, err error) {
+	return b.ReadLimit(object, -1)
+}
+
+// ErrBlobTooLarge is returned by ReadLimit for an object over its limit.
+var ErrBlobTooLarge = errors.New("object larger than the limit")
+
+// ReadLimit is Read for objects of at most max bytes (max < 0: any size).
+// A larger object is skipped unread — its bytes are discarded, so the
+// batch stays in step — and ErrBlobTooLarge is returned.
+func (b *BlobReader) ReadLimit(object string, max int) (data []byte, ok bool, err error) {
 	if strings.ContainsAny(object, "\n") {
 		return nil, false, fmt.Errorf("invalid object name %q", object)
 	}
@@ -613,6 +623,12 @@ func (b *BlobReader) Read(object string) (data []byte, ok bool, err error) {
 	size, err := strconv.Atoi(fields[2])
 	if err != nil {
 		return nil, false, fmt.Errorf("git cat-file: bad size in %q", header)
+	}
+	if max >= 0 && size > max {
+		if _, err := io.CopyN(io.Discard, b.out, int64(size)+1); err != nil {
+			return nil, false, err
+		}
+		return nil, false, fmt.Errorf("%s: %d bytes: %w", object, size, ErrBlobTooLarge)
 	}
 	data = make([]byte, size+1) // content and its trailing newline
 	if _, err := io.ReadFull(b.out, data); err != nil {

@@ -210,6 +210,13 @@ func TestDiffAwkwardChanges(t *testing.T) {
 	if _, ok, err := br.Read(strings.Repeat("e", 40)); ok || err != nil {
 		t.Errorf("missing blob: ok=%v err=%v", ok, err)
 	}
+	// Over the limit: skipped unread, and the batch stays in step.
+	if _, ok, err := br.ReadLimit(k.NewBlob, 3); ok || !errors.Is(err, git.ErrBlobTooLarge) {
+		t.Errorf("blob over the limit: ok=%v err=%v", ok, err)
+	}
+	if again, ok, err := br.ReadLimit(k.NewBlob, len(data)); err != nil || !ok || string(again) != string(data) {
+		t.Errorf("blob after a skipped one: %q %v %v", again, ok, err)
+	}
 }
 
 func keys(m map[string]*diff.File) []string {

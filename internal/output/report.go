@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -136,7 +137,7 @@ func BuildReport(b *findings.Bundle, audit *review.Audit, session *qa.Session, s
 		r.Files = append(r.Files, html.File{Path: f.Path, Status: f.Status, Findings: perFile[f.Path]})
 		delete(perFile, f.Path)
 	}
-	for _, p := range slices.Sorted(mapKeys(perFile)) {
+	for _, p := range slices.Sorted(maps.Keys(perFile)) {
 		// A finding's file the header does not list (a hand-made bundle).
 		r.Files = append(r.Files, html.File{Path: p, Findings: perFile[p]})
 	}
@@ -163,16 +164,6 @@ func BuildReport(b *findings.Bundle, audit *review.Audit, session *qa.Session, s
 		r.Session = sessionOf(session, audit)
 	}
 	return r
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func decision(b *findings.Bundle) string {
