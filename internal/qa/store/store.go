@@ -49,6 +49,12 @@ const (
 	AnyRevision int64 = -2
 )
 
+// ActiveStatuses are the record statuses that hold an active slot (qa's
+// StatusActive and StatusAwaitingHostOutcome; qa's tests check they
+// match); every other status is a terminal session a store may evict. The
+// SQL stores' capacity and eviction read this one list.
+var ActiveStatuses = []string{"active", "awaiting_host_outcome"}
+
 // Record is one stored session.
 type Record struct {
 	RunID     string

@@ -23,10 +23,9 @@ const (
 	sweepBatch = 500
 )
 
-// DefaultActiveStatuses are the record statuses that hold an active slot,
-// as in the SQLite store; every other status is a terminal session that may
-// be evicted.
-var DefaultActiveStatuses = []string{"active", "awaiting_host_outcome"}
+// DefaultActiveStatuses are the record statuses that hold an active slot:
+// store.ActiveStatuses, as in the SQLite store.
+var DefaultActiveStatuses = store.ActiveStatuses
 
 // Option configures Open.
 type Option func(*options)

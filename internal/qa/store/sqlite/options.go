@@ -11,10 +11,9 @@ import (
 // connection or process holds before failing (the anchor's 5 s).
 const DefaultBusyTimeout = 5 * time.Second
 
-// DefaultActiveStatuses are the record statuses that hold an active slot
-// (qa's StatusActive and StatusAwaitingHostOutcome); every other status is a
-// terminal session that start-up may evict.
-var DefaultActiveStatuses = []string{"active", "awaiting_host_outcome"}
+// DefaultActiveStatuses are the record statuses that hold an active slot:
+// store.ActiveStatuses.
+var DefaultActiveStatuses = store.ActiveStatuses
 
 // Option configures Open.
 type Option func(*options)
