@@ -86,7 +86,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		say("error", "%v", err)
 	} else {
 		say("ok", "repository %s", root)
-		r.Dir = root
+		r = r.At(root)
 		if b, err := r.DefaultBranch(ctx); err != nil {
 			say("warn", "%v", err)
 		} else {
@@ -101,7 +101,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	case root != "":
 		// The policy review would run with: config, .diffpalignore and
 		// rule packs from the same side, with the same bounds and checks.
-		pol, _, err := loadPolicyFor(ctx, opts.IO, root, review.ChangeOptions{}, opts.ConfigSource, opts.ConfigPath, true)
+		pol, _, err := loadPolicyFor(ctx, opts.IO, r, review.ChangeOptions{}, opts.ConfigSource, opts.ConfigPath, true)
 		if err != nil {
 			say("error", "%v", errors.Unwrap(err))
 			break

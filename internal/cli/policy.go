@@ -16,17 +16,22 @@ import (
 // is judged (docs/security.md). Whether this is CI is read from ios's
 // environment.
 func loadPolicy(ctx context.Context, ios *IOStreams, root string, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
-	return loadPolicyFor(ctx, ios, root, co, source, configPath, false)
+	return loadPolicyFor(ctx, ios, &git.Runner{Dir: root}, co, source, configPath, false)
+}
+
+// loadPolicyGit is loadPolicy with a runner at the repository root.
+func loadPolicyGit(ctx context.Context, ios *IOStreams, g *git.Runner, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
+	return loadPolicyFor(ctx, ios, g, co, source, configPath, false)
 }
 
 // loadPolicyFor is loadPolicy; lenient (doctor) reads a work-tree policy
 // even when no range resolves (no default branch yet), without comparing.
-func loadPolicyFor(ctx context.Context, ios *IOStreams, root string, co review.ChangeOptions, source, configPath string, lenient bool) (*policy.Loaded, *git.Range, error) {
+func loadPolicyFor(ctx context.Context, ios *IOStreams, r *git.Runner, co review.ChangeOptions, source, configPath string, lenient bool) (*policy.Loaded, *git.Range, error) {
 	src, why, err := policy.Choose(source, ios.Getenv)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	r := &git.Runner{Dir: root}
+	root := r.Dir
 	rg, err := r.ResolveRange(ctx, co.Range)
 	if err != nil {
 		if !lenient || src != policy.Worktree {

@@ -19,6 +19,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/providerset"
 	"github.com/diffpalhq/diffpal/internal/publish"
 	"github.com/diffpalhq/diffpal/internal/review"
+	"github.com/diffpalhq/diffpal/internal/rules"
 	"github.com/diffpalhq/diffpal/internal/scope"
 	"github.com/diffpalhq/diffpal/internal/textsafe"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
@@ -300,10 +301,20 @@ func formatHelp() string {
 }
 
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
-	root, err := (&git.Runner{Dir: opts.Range.Dir}).TopLevel(ctx)
+	defer review.PrintPhases()
+	review.Phase("startup: process")
+	if opts.Provider == "" || opts.Provider == "builtin" {
+		// The built-in rules compile while git resolves the range.
+		rules.Prewarm()
+	}
+	at := &git.Runner{Dir: opts.Range.Dir}
+	root, err := at.TopLevel(ctx)
 	if err != nil {
 		return changeErrOf(err)
 	}
+	// One runner at the root for everything the review asks git: the
+	// repository's driver environment is worked out once.
+	g := at.At(root)
 	// -C means "as if started there" (git's rule, shared by every
 	// command): relative paths in flags are relative to that directory.
 	opts.ConfigPath, opts.Baseline = inDir(opts.Range.Dir, opts.ConfigPath), inDir(opts.Range.Dir, opts.Baseline)
@@ -328,13 +339,14 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 			return usageErr("--publish: %v", err)
 		}
 	}
-	opts.prRange(ctx, root, pubTarget)
+	opts.prRange(ctx, g, pubTarget)
 	co := opts.Range.options(opts.Paths)
-	pol, rg, err := loadPolicy(ctx, opts.IO, root, co, opts.ConfigSource, opts.ConfigPath)
+	pol, rg, err := loadPolicyGit(ctx, opts.IO, g, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
 		return err
 	}
-	co.Resolved = rg
+	co.Resolved, co.Git = rg, g
+	review.Phase("startup: range and policy")
 	cfg := pol.Config
 	policyRec, ignores, err := opts.resolve(cfg)
 	if err != nil {
@@ -363,6 +375,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return err
 	}
+	review.Phase("startup: providers (rule packs)")
 	var baseline *findings.Bundle
 	if opts.Baseline != "" {
 		b, _, err := findings.ReadFile(opts.Baseline)
@@ -395,10 +408,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if opts.record != nil {
 		return opts.record.print(opts.IO.Out, res)
 	}
+	review.Phase("review")
 	paths, err := writeArtifactsContext(ctx, outDir, res, arts)
 	if err != nil {
 		return ioErr(err)
 	}
+	review.Phase("write outputs")
 	blocking := res.Bundle.Tally().Blocking
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
@@ -434,7 +449,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 // default range stands, with a note when the pull request's commits are
 // missing (a shallow checkout). t is --publish's target, already read;
 // nil without --publish.
-func (o *ReviewOptions) prRange(ctx context.Context, root string, t *publish.Target) {
+func (o *ReviewOptions) prRange(ctx context.Context, g *git.Runner, t *publish.Target) {
 	if t == nil {
 		var host string
 		switch {
@@ -466,7 +481,6 @@ func (o *ReviewOptions) prRange(ctx context.Context, root string, t *publish.Tar
 	if base == "" || t.HeadSHA == "" {
 		return
 	}
-	g := &git.Runner{Dir: root}
 	for _, rev := range []string{base, t.HeadSHA} {
 		if _, err := g.ResolveCommit(ctx, rev); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "diffpal: the pull request's commit %s is not in this clone (check out with fetch-depth: 0); reviewing the default range\n", textsafe.Terminal(output.ShortSHA(rev)))

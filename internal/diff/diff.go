@@ -5,10 +5,10 @@
 package diff
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 )
@@ -107,14 +107,17 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("diff line %d: %s", e.Line, e.Msg) }
 
-// Parse parses git's unified diff output.
+// Parse parses git's unified diff output. The files' strings (paths,
+// line texts) share data's memory instead of copying it — a large
+// change's patch would otherwise be held twice — so data must not be
+// modified afterwards (appending past its length is fine).
 func Parse(data []byte) ([]*File, error) {
-	p := &parser{data: data}
+	p := &parser{data: unsafe.String(unsafe.SliceData(data), len(data))}
 	return p.parse()
 }
 
 type parser struct {
-	data []byte
+	data string
 	pos  int
 	no   int
 }
@@ -123,8 +126,8 @@ func (p *parser) next() (string, bool) {
 	if p.pos >= len(p.data) {
 		return "", false
 	}
-	end := bytes.IndexByte(p.data[p.pos:], '\n')
-	var line []byte
+	end := strings.IndexByte(p.data[p.pos:], '\n')
+	var line string
 	if end < 0 {
 		line = p.data[p.pos:]
 		p.pos = len(p.data)
@@ -133,7 +136,7 @@ func (p *parser) next() (string, bool) {
 		p.pos += end + 1
 	}
 	p.no++
-	return string(line), true
+	return line, true
 }
 
 func (p *parser) peek() (string, bool) {

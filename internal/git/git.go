@@ -50,6 +50,20 @@ type driverEnv struct {
 	env      []string
 }
 
+// At returns a Runner for dir, another directory of the same work tree
+// (its top level, or the directory the user stands in), that shares r's
+// driver environment: the filter and diff drivers are the repository's,
+// not the directory's, so one `git config` call serves both.
+func (r *Runner) At(dir string) *Runner {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := &Runner{Dir: dir, Git: r.Git}
+	if d := r.drivers; d != nil && d.dir == r.Dir && d.git == r.gitPath() {
+		n.drivers = &driverEnv{dir: dir, git: d.git, env: d.env}
+	}
+	return n
+}
+
 func (r *Runner) gitPath() string {
 	if r.Git == "" {
 		return "git"
@@ -696,34 +710,3 @@ func (b *BlobReader) ReadMany(objects []string) ([][]byte, error) {
 	return out, nil
 }
 
-// ChangedBlobs lists the new-side blob ids of base..head from `git diff
-// --raw` (no content diffing, so it is quick): regular files that exist on
-// the head side, submodules excluded.
-func (r *Runner) ChangedBlobs(ctx context.Context, base, head string) ([]string, error) {
-	out, err := r.Run(ctx, "diff", "--raw", "-z", "--no-abbrev", "--find-renames", "--no-ext-diff", "--no-textconv", "--no-relative", "--end-of-options", base, head, "--")
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	fields := bytes.Split(out, []byte{0})
-	for i := 0; i < len(fields); i++ {
-		meta := string(fields[i])
-		if !strings.HasPrefix(meta, ":") {
-			continue
-		}
-		parts := strings.Fields(meta[1:])
-		if len(parts) < 5 {
-			return nil, fmt.Errorf("git diff --raw: unexpected entry %q", meta)
-		}
-		newMode, newID, status := parts[1], parts[3], parts[4]
-		i++ // path
-		if status[0] == 'R' || status[0] == 'C' {
-			i++ // second path
-		}
-		if newMode == "160000" || newMode == "000000" || strings.Trim(newID, "0") == "" {
-			continue
-		}
-		ids = append(ids, newID)
-	}
-	return ids, nil
-}

@@ -295,9 +295,13 @@ func TestNoConfiguredCommandRuns(t *testing.T) {
 		if _, err := r.Diff(ctx, rg.DiffBase, rg.Head, "a.txt", "c.odd"); err != nil {
 			t.Error(err)
 		}
-		ids, err := r.ChangedBlobs(ctx, rg.DiffBase, rg.Head)
-		if err != nil || len(ids) == 0 {
-			t.Errorf("ChangedBlobs: %v %v", ids, err)
+		p, err := r.DiffBlobs(ctx, rg.DiffBase, rg.Head)
+		if err != nil || len(p.Blobs) == 0 {
+			t.Fatalf("DiffBlobs: %v", err)
+		}
+		var ids []string
+		for id := range p.Blobs {
+			ids = append(ids, id)
 		}
 		readAll(t, r, append(ids, rg.Head+":a.txt")...)
 		if _, err := r.Subjects(ctx, rg.DiffBase, rg.Head); err != nil {

@@ -79,7 +79,10 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 		}
 		return rg, nil
 	}
-	if !r.HasCommits(ctx) {
+	// HEAD and the named revisions are resolved at once, each by its own
+	// rev-parse, instead of one after the other.
+	look := r.lookupCommits(ctx, "HEAD", o.Head, o.Base, o.Since)
+	if _, err := look.commit(ctx, r, "HEAD"); err != nil {
 		rg, err := r.ResolveRange(ctx, RangeOptions{Uncommitted: true})
 		if err == nil {
 			rg.Why = "no commits yet: reviewing the work tree"
@@ -91,7 +94,7 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 	if headRef == "" {
 		headRef = "HEAD"
 	}
-	head, err := r.resolve(ctx, headRef)
+	head, err := r.resolveWith(ctx, look, headRef)
 	if err != nil {
 		return Range{}, err
 	}
@@ -128,7 +131,7 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 			rg.Why = "branch against the default branch " + def
 		}
 	}
-	base, err := r.resolve(ctx, rg.BaseRef)
+	base, err := r.resolveWith(ctx, look, rg.BaseRef)
 	if err != nil {
 		return Range{}, err
 	}
@@ -148,7 +151,7 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 		rg.MergeBase, rg.DiffBase = mb, mb
 	}
 	if o.Since != "" {
-		since, err := r.resolve(ctx, o.Since)
+		since, err := r.resolveWith(ctx, look, o.Since)
 		if err != nil {
 			return Range{}, err
 		}
@@ -163,7 +166,12 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 
 // resolve is ResolveCommit with the shallow-clone explanation attached.
 func (r *Runner) resolve(ctx context.Context, rev string) (string, error) {
-	sha, err := r.ResolveCommit(ctx, rev)
+	return r.resolveWith(ctx, nil, rev)
+}
+
+// resolveWith is resolve, answered from look when it resolved rev.
+func (r *Runner) resolveWith(ctx context.Context, look commitLookup, rev string) (string, error) {
+	sha, err := look.commit(ctx, r, rev)
 	if err != nil {
 		if shallow, _ := r.IsShallow(ctx); shallow {
 			return "", &ShallowError{Err: err}
@@ -171,4 +179,39 @@ func (r *Runner) resolve(ctx context.Context, rev string) (string, error) {
 		return "", err
 	}
 	return sha, nil
+}
+
+// commitLookup holds ResolveCommit answers being worked out concurrently.
+type commitLookup map[string]*pendingCommit
+
+type pendingCommit struct {
+	done chan struct{}
+	sha  string
+	err  error
+}
+
+// lookupCommits starts resolving each distinct non-empty rev.
+func (r *Runner) lookupCommits(ctx context.Context, revs ...string) commitLookup {
+	look := commitLookup{}
+	for _, rev := range revs {
+		if rev == "" || look[rev] != nil {
+			continue
+		}
+		p := &pendingCommit{done: make(chan struct{})}
+		look[rev] = p
+		go func() {
+			defer close(p.done)
+			p.sha, p.err = r.ResolveCommit(ctx, rev)
+		}()
+	}
+	return look
+}
+
+// commit is ResolveCommit(rev), from look when it has rev.
+func (look commitLookup) commit(ctx context.Context, r *Runner, rev string) (string, error) {
+	if p := look[rev]; p != nil {
+		<-p.done
+		return p.sha, p.err
+	}
+	return r.ResolveCommit(ctx, rev)
 }

@@ -22,6 +22,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
@@ -174,17 +175,36 @@ func (r Request) readUncached(ctx context.Context, s side, rel string, max int64
 		}
 		return data, err == nil, err
 	}
-	out, err := r.Git.Run(ctx, "ls-tree", "-z", "-l", "--full-tree", "--end-of-options", s.rev, "--", rel)
+	entries, err := r.lsTree(ctx, s.rev, rel)
 	if err != nil {
 		return nil, false, err
 	}
-	entry := string(bytes.TrimRight(out, "\x00"))
-	if entry == "" {
-		return nil, false, nil
+	return r.readEntry(ctx, entries[rel], max)
+}
+
+// lsTree lists the tree entries of rels (clean repository paths) at rev
+// with one `git ls-tree`: "mode type id size" by path, absent paths
+// missing.
+func (r Request) lsTree(ctx context.Context, rev string, rels ...string) (map[string]string, error) {
+	args := append([]string{"ls-tree", "-z", "-l", "--full-tree", "--end-of-options", rev, "--"}, rels...)
+	out, err := r.Git.Run(ctx, args...)
+	if err != nil {
+		return nil, err
 	}
-	meta, name, _ := strings.Cut(entry, "\t")
+	entries := map[string]string{}
+	for _, e := range strings.Split(string(out), "\x00") {
+		if meta, name, ok := strings.Cut(e, "\t"); ok && slices.Contains(rels, name) {
+			entries[name] = meta
+		}
+	}
+	return entries, nil
+}
+
+// readEntry reads the file a tree entry ("mode type id size", "" when
+// absent) names: regular files of at most max bytes only.
+func (r Request) readEntry(ctx context.Context, meta string, max int64) (data []byte, ok bool, err error) {
 	f := strings.Fields(meta)
-	if len(f) != 4 || name != rel {
+	if len(f) != 4 {
 		return nil, false, nil
 	}
 	mode, typ, id, size := f[0], f[1], f[2], f[3]
@@ -203,6 +223,48 @@ func (r Request) readUncached(ctx context.Context, s side, rel string, max int64
 	return data, err == nil, err
 }
 
+// prefetch reads the config and the ignore file of each committed side
+// into r.reads: one ls-tree per side (instead of one per file and side),
+// the sides concurrently. Errors are not kept: read asks again and
+// reports them.
+func (r Request) prefetch(ctx context.Context, sides ...side) {
+	files := []struct {
+		rel string
+		max int64
+	}{{config.DefaultPath, int64(yamlsafe.Config.MaxBytes)}, {IgnoreFile, MaxIgnoreBytes}}
+	rels := []string{config.DefaultPath, IgnoreFile}
+	var revs []string
+	for _, s := range sides {
+		if s.rev != "" && !s.none && !slices.Contains(revs, s.rev) {
+			revs = append(revs, s.rev)
+		}
+	}
+	got := make([][]readResult, len(revs))
+	var wg sync.WaitGroup
+	for i, rev := range revs {
+		wg.Go(func() {
+			entries, err := r.lsTree(ctx, rev, rels...)
+			if err != nil {
+				return
+			}
+			res := make([]readResult, len(files))
+			for k, f := range files {
+				data, ok, err := r.readEntry(ctx, entries[f.rel], f.max)
+				res[k] = readResult{data, ok, err}
+			}
+			got[i] = res
+		})
+	}
+	wg.Wait()
+	for i, rev := range revs {
+		for k, f := range files {
+			if got[i] != nil {
+				r.reads[rev+"\x00"+f.rel] = got[i][k]
+			}
+		}
+	}
+}
+
 // Load reads the policy from r.Source and compares it with the other side.
 func Load(ctx context.Context, r Request) (*Loaded, error) {
 	r.reads = map[string]readResult{}
@@ -213,6 +275,7 @@ func Load(ctx context.Context, r Request) (*Loaded, error) {
 		reviewed = side{name: "head " + short(r.Head), rev: r.Head}
 	}
 	baseSide := r.sideOf(Base)
+	r.prefetch(ctx, used, baseSide, reviewed)
 	l := &Loaded{Record: review.Policy{Source: string(r.Source), Why: r.Why}}
 	if used.none {
 		l.Record.Why += "; the repository has no base commit, so built-in defaults apply"

@@ -51,6 +51,10 @@ type Change struct {
 type ChangedFile struct {
 	Diff    *diff.File
 	Content []string // new version, nil for deleted files
+	// Text, when not empty, is Content joined by "\n" (the file as read,
+	// without its final newline), which the rule engine would otherwise
+	// build again; Content's lines are substrings of it.
+	Text string
 
 	ruleOnce sync.Once
 	rule     *rules.File
@@ -69,7 +73,7 @@ func (f *ChangedFile) Rules() *rules.File {
 		if len(f.Content) > 0 {
 			first = f.Content[0]
 		}
-		rf := &rules.File{Path: f.Path(), Language: rules.DetectLanguage(f.Path(), first), Status: f.Diff.Status, Content: f.Content}
+		rf := &rules.File{Path: f.Path(), Language: rules.DetectLanguage(f.Path(), first), Status: f.Diff.Status, Content: f.Content, Text: f.Text}
 		for _, l := range f.Diff.Added() {
 			rf.Added = append(rf.Added, rules.Line{No: l.NewNo, Text: l.Text})
 		}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
+	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/evidence"
@@ -39,6 +39,10 @@ type ChangeOptions struct {
 	// Resolved, when set, is the range already resolved from Range (the
 	// CLI resolves it first to read the review policy from its base).
 	Resolved *git.Range
+	// Git, when set, is a runner at the repository's top level that the
+	// caller already used (it holds the repository's driver environment,
+	// and its Dir is the root): loadChange asks git for neither again.
+	Git *git.Runner
 }
 
 // ChangedFile is one file in scope: the seam's type, which providers
@@ -67,72 +71,63 @@ func LoadChange(ctx context.Context, o ChangeOptions) (*Change, error) {
 
 // loadChange is LoadChange timing its phases on clock (nil: untimed).
 func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Change, error) {
-	r := &git.Runner{Dir: o.Dir}
-	root, err := r.TopLevel(ctx)
-	if err != nil {
-		return nil, inputErr(err)
+	r := o.Git
+	if r == nil {
+		at := &git.Runner{Dir: o.Dir}
+		root, err := at.TopLevel(ctx)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		r = at.At(root)
 	}
+	root := r.Dir
 	// Pathspecs mean what they mean to git where the user stands, so the
 	// commands that take them run there; everything else runs at the root.
-	here := &git.Runner{Dir: o.Dir}
-	r.Dir = root
+	here := r.At(o.Dir)
 	var rg git.Range
+	var err error
 	if o.Resolved != nil {
 		rg = *o.Resolved
 	} else if rg, err = r.ResolveRange(ctx, o.Range); err != nil {
 		return nil, inputErr(err)
 	}
 	c := &Change{Root: root, Range: rg}
-	c.Repository = o.Repository
-	if c.Repository == "" {
-		c.Repository = repositoryID(ctx, r, root)
-	}
+	// The repository id and the commit subjects are small git calls of
+	// their own: they run while git computes the patch.
+	side := make(chan struct{})
+	go func() {
+		defer close(side)
+		c.Repository = o.Repository
+		if c.Repository == "" {
+			c.Repository = repositoryID(ctx, r, root)
+		}
+		if !rg.Worktree && rg.Head != "" {
+			c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
+		}
+	}()
+	defer func() { <-side }()
 	clock.mark("resolve range")
-	// For committed ranges the new contents are fetched while git computes
-	// the patch: `diff --raw` lists the blobs quickly, cat-file streams
-	// them, and both overlap with the (slower) patch diff.
-	type prefetch struct {
-		data map[string][]byte
-		err  error
-	}
-	var pre chan prefetch
-	if !rg.Worktree {
-		pre = make(chan prefetch, 1)
-		go func() {
-			t := time.Now()
-			defer func() { clock.record("read new contents", time.Since(t)) }()
-			ids, err := r.ChangedBlobs(ctx, rg.DiffBase, rg.Head)
-			if err != nil || len(ids) == 0 {
-				pre <- prefetch{err: err}
-				return
-			}
-			blobs, err := r.Blobs(ctx)
-			if err != nil {
-				pre <- prefetch{err: err}
-				return
-			}
-			data, err := blobs.ReadMany(ids)
-			blobs.Close()
-			m := make(map[string][]byte, len(ids))
-			for i, id := range ids {
-				m[id] = data[i]
-			}
-			pre <- prefetch{data: m, err: err}
-		}()
-	}
+	// For committed ranges the new contents are read while git computes
+	// the patch: each file's new blob goes to cat-file as soon as the
+	// patch names it (git.DiffBlobs).
+	var blobData map[string][]byte
 	if rg.Worktree {
 		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, "", o.Paths...)
 	} else {
-		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, rg.Head, o.Paths...)
+		var p *git.Patch
+		if p, err = here.DiffBlobs(ctx, rg.DiffBase, rg.Head, o.Paths...); err == nil {
+			c.RawDiff, blobData = p.Diff, p.Blobs
+			clock.record("read new contents", p.BlobsTook)
+		}
 	}
 	if err != nil {
-		if pre != nil {
-			<-pre
-		}
 		// A pathspec outside the repository is the caller's mistake.
 		var ge *git.Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "outside repository") {
 			return nil, inputErr(err)
+		}
+		if !rg.Worktree && !errors.As(err, &ge) {
+			return nil, fmt.Errorf("read changed files at %s: %w", short(rg.Head), err)
 		}
 		return nil, err
 	}
@@ -151,21 +146,10 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 		c.RawDiff = append(c.RawDiff, raw...)
 	}
 	c.All = files
-	if !rg.Worktree && rg.Head != "" {
-		c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
-	}
+	<-side
 
 	// The ignore file is part of the review policy: the caller reads it
 	// from the trusted side (package policy) and sets o.Scope.Ignore.
-	var blobData map[string][]byte
-	if pre != nil {
-		p := <-pre
-		if p.err != nil {
-			return nil, fmt.Errorf("read changed files at %s: %w", short(rg.Head), p.err)
-		}
-		blobData = p.data
-		clock.mark("wait for new contents")
-	}
 	for _, f := range files {
 		cf := &ChangedFile{Diff: f}
 		cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
@@ -193,7 +177,7 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 			continue
 		}
 		if data != nil {
-			cf.Content = splitLines(data)
+			cf.Content, cf.Text = splitText(data)
 		}
 		c.Files = append(c.Files, cf)
 	}
@@ -288,16 +272,30 @@ const maxWorktreeRead = 1 << 30
 
 // splitLines splits content into lines without their terminators.
 func splitLines(data []byte) []string {
-	s := string(data)
+	lines, _ := splitText(bytes.Clone(data))
+	return lines
+}
+
+// splitText is splitLines over data's own memory, which must not change
+// afterwards (a file read for the review: nothing writes to it), and the
+// lines joined by "\n" when that is the text itself (no line ended in
+// "\r"), else "". The lines are substrings of that one string: a large
+// change's files are held once, not three times (bytes, lines, the
+// rule engine's joined text).
+func splitText(data []byte) ([]string, string) {
+	s := unsafe.String(unsafe.SliceData(data), len(data))
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
-		return []string{}
+		return []string{}, ""
 	}
 	lines := strings.Split(s, "\n")
+	joined := s
 	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
+		if strings.HasSuffix(l, "\r") {
+			lines[i], joined = l[:len(l)-1], ""
+		}
 	}
-	return lines
+	return lines, joined
 }
 
 // repositoryID names the repository: the origin URL without scheme,

@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	clock := newPhaseClock()
-	defer clock.print()
+	clock.mark("startup")
 	progress("reading the change")
 	co := o.Change
 	co.NoPacket = true

@@ -39,15 +39,30 @@ type phaseTime struct {
 	d    time.Duration
 }
 
-// newPhaseClock returns a clock when EnvPhases asks for one, else nil.
-func newPhaseClock() *phaseClock {
-	if os.Getenv(EnvPhases) != "1" {
-		return nil
-	}
-	c := &phaseClock{last: processStart}
-	c.mark("startup")
-	return c
+// The process's clock: one per process, so the CLI's steps around Run
+// (policy, providers, outputs) and Run's own phases are one timeline.
+var process struct {
+	once  sync.Once
+	clock *phaseClock
 }
+
+// newPhaseClock returns the process's clock when EnvPhases asks for one,
+// else nil.
+func newPhaseClock() *phaseClock {
+	process.once.Do(func() {
+		if os.Getenv(EnvPhases) == "1" {
+			process.clock = &phaseClock{last: processStart}
+		}
+	})
+	return process.clock
+}
+
+// Phase ends the current phase of the process's timeline, naming it (a
+// no-op unless EnvPhases is set): the CLI marks its steps with it.
+func Phase(name string) { newPhaseClock().mark(name) }
+
+// PrintPhases writes the process's phases on standard error (EnvPhases).
+func PrintPhases() { newPhaseClock().print() }
 
 // mark ends the current phase, naming it.
 func (c *phaseClock) mark(name string) {

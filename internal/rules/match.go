@@ -45,7 +45,10 @@ func newFileCtx(f *File) *fileCtx {
 	fc := &fileCtx{f: f}
 	f.ctx = fc
 	if f.Content != nil {
-		fc.raw = strings.Join(f.Content, "\n")
+		fc.raw = f.Text
+		if fc.raw == "" {
+			fc.raw = strings.Join(f.Content, "\n")
+		}
 	} else {
 		fc.sparse = map[int]string{}
 		parts := make([]string, 0, len(f.Added))
@@ -107,13 +110,16 @@ func (fc *fileCtx) syntaxTree() *syntax.Tree {
 	return t
 }
 
-// release frees the syntax tree; masks and definitions stay.
+// release frees the syntax tree and the prefilter windows once the file's
+// rules have run (they are built again if a change-level rule asks);
+// masks and definitions stay, for the explorer.
 func (fc *fileCtx) release() {
 	if fc.tree != nil {
 		fc.tree.Close()
 		fc.tree = nil
 		fc.treeDone = false // parsed again if a change-level rule asks
 	}
+	fc.windows = nil
 }
 
 // ensureMask masks the file: from the syntax tree where a grammar

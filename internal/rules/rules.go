@@ -10,6 +10,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/secrets"
@@ -30,6 +31,9 @@ type File struct {
 	Added    []Line   // added lines (new-side line numbers), in order
 	Removed  []Line   // removed lines (old-side numbers), in order
 	Content  []string // the whole new file, index i = line i+1 (nil if deleted or unavailable)
+	// Text, when not empty, must be strings.Join(Content, "\n"): the
+	// caller's copy of the file, used instead of joining Content again.
+	Text string
 
 	// ctx caches the masked views so that MatchFile, MatchChange and
 	// ChangedSymbols mask each file once; a File must not be changed after
@@ -299,6 +303,55 @@ func Load(packs ...[]byte) (*Set, error) { return LoadNamed(nil, packs) }
 // come from the change under review, so they are decoded within
 // yamlsafe.RulePack's bounds and their errors quote at most one line.
 func LoadNamed(names []string, packs [][]byte) (*Set, error) {
+	if len(packs) == 0 {
+		if ch := takePrewarmed(); ch != nil {
+			r := <-ch
+			return r.set, r.err
+		}
+	}
+	return loadNamed(names, packs)
+}
+
+// The Set a Prewarm started: built once, handed to one LoadNamed.
+var prewarm struct {
+	mu sync.Mutex
+	ch chan loaded
+}
+
+type loaded struct {
+	set *Set
+	err error
+}
+
+// Prewarm starts compiling the embedded rule packs (and, through it, the
+// secret detector's configuration) on another core; the next LoadNamed
+// without user packs takes that Set instead of compiling its own. A
+// command that will load the rules calls it as early as it can (review:
+// before it asks git for the range and the policy), so the compiling
+// overlaps the git processes. A LoadNamed with user packs compiles its own.
+func Prewarm() {
+	prewarm.mu.Lock()
+	defer prewarm.mu.Unlock()
+	if prewarm.ch != nil {
+		return
+	}
+	ch := make(chan loaded, 1)
+	prewarm.ch = ch
+	go func() {
+		s, err := loadNamed(nil, nil)
+		ch <- loaded{s, err}
+	}()
+}
+
+func takePrewarmed() chan loaded {
+	prewarm.mu.Lock()
+	defer prewarm.mu.Unlock()
+	ch := prewarm.ch
+	prewarm.ch = nil
+	return ch
+}
+
+func loadNamed(names []string, packs [][]byte) (*Set, error) {
 	// Every review that matches these rules also runs the secret detector
 	// (package secrets), whose gitleaks configuration takes longer to
 	// build than the rules take to compile: build it meanwhile, on

@@ -1,0 +1,117 @@
+package git_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/git"
+	"github.com/diffpalhq/diffpal/internal/git/gittest"
+)
+
+// TestDiffBlobs: the streamed patch is Diff's, byte for byte, and the
+// contents are exactly the new side of every file of the parsed patch that
+// has a new blob and is neither binary nor a submodule — read with cat-file
+// one by one for comparison — on a change with every awkward kind of file
+// and enough files (and a large one) that the patch arrives in many reads
+// while blob ids are being sent.
+func TestDiffBlobs(t *testing.T) {
+	ctx := context.Background()
+	sub := gittest.New(t)
+	sub.Write("s.txt", "s\n")
+	sub.Commit("sub")
+
+	repo := gittest.New(t)
+	repo.Write("keep.go", "package x\n\nfunc A() {}\n")
+	repo.Write("old name.txt", strings.Repeat("same line\n", 20))
+	repo.Write("pure rename.txt", strings.Repeat("unchanged\n", 20))
+	repo.Write("gone.txt", "bye\n")
+	repo.Write("script.sh", "echo hi\n")
+	repo.Write("img.bin", "\x00\x01\x02")
+	repo.Write("dir/same.txt", "same\n")
+	base := repo.Commit("base")
+	repo.Git("config", "diff.noprefix", "true")
+	repo.Git("config", "core.quotePath", "true")
+
+	repo.Write("keep.go", "package x\n\nfunc A() {}\n\nfunc B() { panic(1) }")
+	repo.Git("mv", "old name.txt", "new \"name\" ü.txt")
+	repo.Write("new \"name\" ü.txt", strings.Repeat("same line\n", 20)+"added\n")
+	repo.Git("mv", "pure rename.txt", "renamed.txt")
+	repo.Remove("gone.txt")
+	repo.Chmod("script.sh", 0o755)
+	repo.Write("img.bin", "\x00\x01\x03\x04")
+	repo.Write("new.bin", "bin\x00ary")
+	repo.Write("tab\tname.go", "package y\n")
+	repo.Write("empty.txt", "")
+	repo.Write("dup1.txt", "same content\n")
+	repo.Write("dup2.txt", "same content\n")
+	repo.Write("big.txt", strings.Repeat("a fairly long line of text to make a large file\n", 40000))
+	for i := range 300 {
+		repo.Write(fmt.Sprintf("many/f%03d.go", i), fmt.Sprintf("package many\n\nconst C%d = %d\n", i, i))
+	}
+	repo.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.Dir, "vendor/sub")
+	head := repo.Commit("change")
+
+	r := &git.Runner{Dir: repo.Dir}
+	for _, paths := range [][]string{nil, {"keep.go", "many/f007.go", "img.bin", "vendor/sub"}} {
+		want, err := r.Diff(ctx, base, head, paths...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.DiffBlobs(ctx, base, head, paths...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.Diff, want) {
+			t.Fatalf("paths %q: the streamed patch differs from Diff's (%d vs %d bytes)", paths, len(p.Diff), len(want))
+		}
+		files, err := diff.Parse(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, err := r.Blobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBlobs := map[string]string{}
+		for _, f := range files {
+			if f.NewBlob == "" || f.Binary || f.Submodule {
+				continue
+			}
+			data, ok, err := br.Read(f.NewBlob)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v %v", f.Path(), ok, err)
+			}
+			wantBlobs[f.NewBlob] = string(data)
+		}
+		br.Close()
+		if len(wantBlobs) < 2 {
+			t.Fatalf("paths %q: only %d blobs to compare", paths, len(wantBlobs))
+		}
+		if len(p.Blobs) != len(wantBlobs) {
+			t.Errorf("paths %q: %d blobs read, want %d", paths, len(p.Blobs), len(wantBlobs))
+		}
+		for id, w := range wantBlobs {
+			if got, ok := p.Blobs[id]; !ok || string(got) != w {
+				t.Errorf("paths %q: blob %s: got %d bytes (present %v), want %d", paths, id, len(got), ok, len(w))
+			}
+		}
+		for id := range p.Blobs {
+			if _, ok := wantBlobs[id]; !ok {
+				t.Errorf("paths %q: blob %s read but not wanted (binary, submodule or not in the patch)", paths, id)
+			}
+		}
+	}
+
+	// Errors are git's: an unknown revision, a pathspec outside the
+	// repository.
+	if _, err := r.DiffBlobs(ctx, base, strings.Repeat("f", 40)); err == nil {
+		t.Error("unknown head: no error")
+	}
+	if _, err := r.DiffBlobs(ctx, base, head, "../outside"); err == nil || !strings.Contains(err.Error(), "outside repository") {
+		t.Errorf("pathspec outside the repository: %v", err)
+	}
+}
