@@ -709,4 +709,3 @@ func (b *BlobReader) ReadMany(objects []string) ([][]byte, error) {
 	}
 	return out, nil
 }
-
