@@ -6,6 +6,7 @@ package diff
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -56,18 +57,33 @@ type Hunk struct {
 	Lines              []Line
 }
 
-// Line is one line of a hunk.
+// Line is one line of a hunk. (Its fields are ordered to pack into 40
+// bytes: a large change holds one per line.)
 type Line struct {
-	Kind  byte // ' ', '+' or '-'
 	Text  string
-	OldNo int // 0 for added lines
-	NewNo int // 0 for removed lines
+	OldNo int  // 0 for added lines
+	NewNo int  // 0 for removed lines
+	Kind  byte // ' ', '+' or '-'
 	// NoEOL marks a line not followed by a newline in its file.
 	NoEOL bool
 }
 
 // Added returns the file's added lines in order.
 func (f *File) Added() []Line { return f.lines('+') }
+
+// AddedLines yields the file's added lines in order, without building a
+// list of them.
+func (f *File) AddedLines() iter.Seq[Line] {
+	return func(yield func(Line) bool) {
+		for _, h := range f.Hunks {
+			for _, l := range h.Lines {
+				if l.Kind == '+' && !yield(l) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // Removed returns the file's removed lines in order.
 func (f *File) Removed() []Line { return f.lines('-') }

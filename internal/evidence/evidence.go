@@ -79,6 +79,9 @@ type File struct {
 	Diff *diff.File
 	// Content is the new version split into lines (nil for deleted files).
 	Content []string
+	// Text, when not empty, is Content joined by "\n" (the caller's copy,
+	// used instead of joining again).
+	Text string
 }
 
 // Options tune Build.
@@ -89,6 +92,11 @@ type Options struct {
 	// MaxItems caps the packet (default MaxRefs): above it, context windows
 	// go first, then hunks merge into one item per file.
 	MaxItems int
+	// HashOnly keeps each item's hash and coordinates but not its text
+	// (Content returns ""): for reviews where nothing reads the contents
+	// (the built-in rules), whose packet would otherwise hold the change's
+	// hunks and context again for the whole review.
+	HashOnly bool
 }
 
 // Packet is the evidence of one review.
@@ -133,7 +141,11 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	for i, f := range sorted {
 		p.ChangedFiles = append(p.ChangedFiles, f.Diff.Path())
 		if f.Content != nil {
-			texts = append(texts, strings.Join(f.Content, "\n"))
+			text := f.Text
+			if text == "" {
+				text = strings.Join(f.Content, "\n")
+			}
+			texts = append(texts, text)
 			withContent = append(withContent, i)
 		}
 	}
@@ -231,7 +243,10 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 	fileRef := "f" + strconv.Itoa(idx+1)
 	mk := func(ref, kind, content string, start, end int) Item {
 		s := sha256.Sum256([]byte(content))
-		it := Item{Ref: ref, Kind: kind, SHA256: hex.EncodeToString(s[:]), Path: ptr(path), Revision: rev, content: content, file: idx}
+		it := Item{Ref: ref, Kind: kind, SHA256: hex.EncodeToString(s[:]), Path: ptr(path), Revision: rev, file: idx}
+		if !o.HashOnly {
+			it.content = content
+		}
 		if start > 0 {
 			it.StartLine, it.EndLine = ptr(start), ptr(max(end, start))
 		}

@@ -111,3 +111,33 @@ func TestCountItemsMatchesBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestHashOnly: a hash-only packet has the same items, hashes and packet
+// hash as a full one, without the contents; a file's Text stands for its
+// joined Content.
+func TestHashOnly(t *testing.T) {
+	files := []File{fileWithHunks("b.go", 2), fileWithHunks("a.go", 1)}
+	full, err := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withText := append([]File(nil), files...)
+	for i := range withText {
+		withText[i].Text = strings.Join(withText[i].Content, "\n")
+	}
+	lean, err := Build([]byte("raw"), withText, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2, HashOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean.SHA256 != full.SHA256 || len(lean.Items) != len(full.Items) || len(full.Items) == 0 {
+		t.Fatalf("hash-only packet %s (%d items), full %s (%d items)", lean.SHA256, len(lean.Items), full.SHA256, len(full.Items))
+	}
+	for i, it := range lean.Items {
+		if it.Ref != full.Items[i].Ref || it.SHA256 != full.Items[i].SHA256 {
+			t.Errorf("item %d: %s %s, want %s %s", i, it.Ref, it.SHA256, full.Items[i].Ref, full.Items[i].SHA256)
+		}
+		if it.Content() != "" || full.Items[i].Content() == "" {
+			t.Errorf("%s: hash-only content %q, full content %q", it.Ref, it.Content(), full.Items[i].Content())
+		}
+	}
+}

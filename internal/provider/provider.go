@@ -20,6 +20,24 @@ type Provider interface {
 	ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error)
 }
 
+// EvidenceBlind is an optional capability of a Provider or Verifier that
+// never reads the evidence items' contents (Item.Content), only their
+// refs and coordinates: the engine then keeps only the items' hashes.
+// Anything that does not implement it is assumed to read them.
+type EvidenceBlind interface {
+	EvidenceBlind()
+}
+
+// ReadsEvidence reports whether p (a Provider or Verifier, nil for none)
+// may read the evidence items' contents.
+func ReadsEvidence(p any) bool {
+	if p == nil {
+		return false
+	}
+	_, blind := p.(EvidenceBlind)
+	return !blind
+}
+
 // Preparer is an optional Provider capability: work that depends only on
 // the changed files, which the engine runs while it builds the evidence
 // packet.
@@ -74,11 +92,26 @@ func (f *ChangedFile) Rules() *rules.File {
 			first = f.Content[0]
 		}
 		rf := &rules.File{Path: f.Path(), Language: rules.DetectLanguage(f.Path(), first), Status: f.Diff.Status, Content: f.Content, Text: f.Text}
-		for _, l := range f.Diff.Added() {
-			rf.Added = append(rf.Added, rules.Line{No: l.NewNo, Text: l.Text})
+		// One pass over the hunks into slices of the right size (Added and
+		// Removed would each build a list of their own first).
+		if added, removed := f.Diff.Stats(); added+removed > 0 {
+			rf.Added, rf.Removed = make([]rules.Line, 0, added), make([]rules.Line, 0, removed)
 		}
-		for _, l := range f.Diff.Removed() {
-			rf.Removed = append(rf.Removed, rules.Line{No: l.OldNo, Text: l.Text})
+		for _, h := range f.Diff.Hunks {
+			for _, l := range h.Lines {
+				switch l.Kind {
+				case '+':
+					rf.Added = append(rf.Added, rules.Line{No: l.NewNo, Text: l.Text})
+				case '-':
+					rf.Removed = append(rf.Removed, rules.Line{No: l.OldNo, Text: l.Text})
+				}
+			}
+		}
+		if len(rf.Added) == 0 {
+			rf.Added = nil
+		}
+		if len(rf.Removed) == 0 {
+			rf.Removed = nil
 		}
 		f.rule = rf
 	})

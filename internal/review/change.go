@@ -202,16 +202,22 @@ func (c *Change) ForProviders() *provider.Change {
 
 // BuildPacket builds the change's evidence packet.
 func (c *Change) BuildPacket(maxItems int) (*evidence.Packet, error) {
+	return c.buildPacket(maxItems, false)
+}
+
+// buildPacket is BuildPacket; hashOnly leaves the items' contents out
+// (evidence.Options.HashOnly).
+func (c *Change) buildPacket(maxItems int, hashOnly bool) (*evidence.Packet, error) {
 	ef := make([]evidence.File, len(c.Files))
 	for i, f := range c.Files {
-		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content}
+		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content, Text: f.Text}
 	}
 	head := c.Range.Head
 	if c.Range.Worktree {
 		head = ""
 	}
 	return evidence.Build(c.RawDiff, ef, evidence.Options{
-		Repository: c.Repository, BaseSHA: c.Range.DiffBase, HeadSHA: head, MaxItems: maxItems})
+		Repository: c.Repository, BaseSHA: c.Range.DiffBase, HeadSHA: head, MaxItems: maxItems, HashOnly: hashOnly})
 }
 
 // untracked turns untracked files into "added" diff files, so a work-tree

@@ -173,6 +173,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	ChangeLoaded(len(ch.RawDiff))
 	if o.Provider == nil {
 		b, err := builtin.New()
 		if err != nil {
@@ -188,7 +189,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	go func() {
 		defer close(done)
 		t := time.Now()
-		ch.Packet, packetErr = ch.BuildPacket(o.Change.MaxItems)
+		hashOnly := !provider.ReadsEvidence(o.Provider) && !provider.ReadsEvidence(o.DeepVerifier) && !provider.ReadsEvidence(o.SynthesisVerifier)
+		ch.Packet, packetErr = ch.buildPacket(o.Change.MaxItems, hashOnly)
 		clock.record("evidence packet", time.Since(t))
 	}()
 	if p, ok := o.Provider.(provider.Preparer); ok {

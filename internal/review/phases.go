@@ -22,6 +22,11 @@ const EnvPhases = "DIFFPAL_PHASES"
 // more than once and from any goroutine.
 var StartupDone = func() {}
 
+// ChangeLoaded is called by Run once the change is read, with the size of
+// its patch: cmd/diffpal bounds the heap for the rest of the review by it
+// (cmd/diffpal/gc.go). Safe to call from any goroutine.
+var ChangeLoaded = func(patchBytes int) {}
+
 // processStart is when this package was initialised: within a
 // millisecond of the process's start.
 var processStart = time.Now()

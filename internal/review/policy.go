@@ -33,7 +33,7 @@ func (e *engine) policyChanges() []PolicyChange {
 		if proseFile(f.Path()) {
 			continue // documentation that mentions the syntax suppresses nothing
 		}
-		for _, l := range f.Diff.Added() {
+		for l := range f.Diff.AddedLines() {
 			m := matchIgnore(l.Text)
 			if m == nil {
 				continue

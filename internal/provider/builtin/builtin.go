@@ -51,6 +51,10 @@ func (b *Builtin) Fresh() *Builtin { return &Builtin{Rules: b.Rules, Now: b.Now}
 // Name implements provider.Provider.
 func (b *Builtin) Name() string { return "builtin" }
 
+// EvidenceBlind implements provider.EvidenceBlind: the rules read the
+// files, not the evidence items' text.
+func (b *Builtin) EvidenceBlind() {}
+
 // ReviewProfile runs every rule once per change (the first call) and then
 // hands each profile the hits of the checklists it answers for.
 func (b *Builtin) ReviewProfile(ctx context.Context, req provider.ProfileRequest) (provider.ProfileResult, error) {

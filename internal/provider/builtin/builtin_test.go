@@ -105,3 +105,15 @@ func TestSecurityInTestCodeIsAdvisory(t *testing.T) {
 		t.Errorf("no secret finding in the fixture: %v", sev)
 	}
 }
+
+func TestBuiltinIsEvidenceBlind(t *testing.T) {
+	if provider.ReadsEvidence(&Builtin{}) {
+		t.Error("the builtin provider reads no evidence contents, but ReadsEvidence says it does")
+	}
+	if provider.ReadsEvidence(nil) {
+		t.Error("no verifier reads nothing")
+	}
+	if !provider.ReadsEvidence(struct{ provider.Provider }{}) {
+		t.Error("a provider that does not say otherwise must be assumed to read the contents")
+	}
+}
