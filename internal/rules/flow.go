@@ -71,8 +71,8 @@ type flowRule struct {
 	sinks      map[string]string // query source by grammar, compiled on first use
 	sources    map[string]string
 	hasSources bool
-	sanitizers []*regexp.Regexp
-	value      *regexp.Regexp
+	sanitizers []*lazyRE
+	value      *lazyRE
 	trusted    []*regexp.Regexp
 	lits       []string // nil: always parse
 	// valueLits prefilter value_pattern (every reported value's text
@@ -120,14 +120,14 @@ func compileFlow(r *Rule, eager bool) error {
 		}
 	}
 	for i, s := range f.Sanitizers {
-		re, err := compileRE(fmt.Sprintf("flow.sanitizers[%d]", i), s)
+		re, err := compileRE(eager, fmt.Sprintf("flow.sanitizers[%d]", i), s)
 		if err != nil {
 			return err
 		}
 		fr.sanitizers = append(fr.sanitizers, re)
 	}
 	var err error
-	if fr.value, err = compileRE("flow.value_pattern", f.ValuePattern); err != nil {
+	if fr.value, err = compileRE(eager, "flow.value_pattern", f.ValuePattern); err != nil {
 		return err
 	}
 	if f.ValuePattern != "" && f.ParamOrigin == nil { // a parameter used as is has no text to match

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -236,5 +237,63 @@ func TestCorpusLoader(t *testing.T) {
 	}
 	if _, err := ParseCorpusCase("x", []byte("lang: go\nkind: positive\nexpect: r.x a.go:9\n-- b/a.go --\npackage a\n")); err == nil {
 		t.Fatal("out-of-range expect accepted")
+	}
+}
+
+// BenchmarkLoad is the start-up cost of the built-in rule set (a review
+// loads it once per process): go test -bench Load ./internal/rules.
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBuiltinRegexpsCompile: the built-in packs' expressions are compiled
+// on first use (lazyRE), so every one of them must compile: loading the
+// packs eagerly, as user packs are, compiles them all now.
+func TestBuiltinRegexpsCompile(t *testing.T) {
+	packs, err := builtinDecoded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Set{byID: map[string]*Rule{}}
+	n := 0
+	for _, np := range packs {
+		if err := s.addPack("builtin:"+np.Name, np.Pack, true); err != nil {
+			t.Fatalf("%s: %v", np.Name, err)
+		}
+		n += len(np.Pack.Rules)
+	}
+	if n < 100 {
+		t.Fatalf("only %d built-in rules", n)
+	}
+}
+
+// TestLazyRE: compiled on first use, once, from any goroutine; eager
+// compiles now and reports a bad expression.
+func TestLazyRE(t *testing.T) {
+	l, err := newLazyRE(`a(b+)c`, false)
+	if err != nil || l.re != nil {
+		t.Fatalf("lazy: compiled before use (%v)", err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if !l.MatchString("xabbc") || l.SubexpIndex("x") != -1 {
+				t.Error("match")
+			}
+		})
+	}
+	wg.Wait()
+	if got := l.FindStringSubmatchIndex("abbc"); len(got) != 4 || got[3] != 3 {
+		t.Errorf("submatch %v", got)
+	}
+	if _, err := newLazyRE(`a(`, true); err == nil {
+		t.Error("eager: a bad expression compiled")
+	}
+	if e, err := newLazyRE(`x`, true); err != nil || e.re == nil {
+		t.Errorf("eager: not compiled (%v)", err)
 	}
 }

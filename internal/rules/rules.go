@@ -108,7 +108,7 @@ type Context struct {
 	MatchIn     string `yaml:"match_in,omitempty"`     // code (default) or raw
 	ExcludeSelf bool   `yaml:"exclude_self,omitempty"` // the matched line is not part of the window
 
-	require, forbid *regexp.Regexp
+	require, forbid *lazyRE
 }
 
 // Block describes a block opened on the matched line whose body is checked.
@@ -116,7 +116,7 @@ type Block struct {
 	Kind string `yaml:"kind"` // braces, indent (Python), ruby (until end/rescue/ensure/else)
 	Body string `yaml:"body"` // RE2 the trimmed raw body (lines joined by \n) must match; default empty
 
-	body *regexp.Regexp
+	body *lazyRE
 }
 
 // Enclosing walks the brace blocks around the matched line outward: the first
@@ -125,7 +125,7 @@ type Enclosing struct {
 	Match string `yaml:"match"`
 	Stop  string `yaml:"stop,omitempty"`
 
-	match, stop *regexp.Regexp
+	match, stop *lazyRE
 }
 
 // Entropy requires a captured group to look random.
@@ -212,23 +212,23 @@ type Rule struct {
 
 type compiled struct {
 	langs         map[string]bool // nil = all
-	pattern       *regexp.Regexp
-	notPattern    *regexp.Regexp
-	unless        []*regexp.Regexp
-	require       []*regexp.Regexp
-	requireCode   []*regexp.Regexp
+	pattern       *lazyRE
+	notPattern    *lazyRE
+	unless        []*lazyRE
+	require       []*lazyRE
+	requireCode   []*lazyRE
 	paths         []*regexp.Regexp
 	exclude       []*regexp.Regexp
-	fileRequires  *regexp.Regexp
-	fileUnless    *regexp.Regexp
-	unlessAdded   *regexp.Regexp
-	unlessRemWith *regexp.Regexp
+	fileRequires  *lazyRE
+	fileUnless    *lazyRE
+	unlessAdded   *lazyRE
+	unlessRemWith *lazyRE
 	check         checkFunc
 	changeCheck   changeCheckFunc
 	query         *queryRule
 	flow          *flowRule
 	secretGroup   int
-	secretUnless  *regexp.Regexp
+	secretUnless  *lazyRE
 
 	// prefilter holds literals of which at least one must occur in a line
 	// for pattern to match (lower-cased when fold); nil when none could be
@@ -568,11 +568,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func compileRE(field, expr string) (*regexp.Regexp, error) {
+func compileRE(eager bool, field, expr string) (*lazyRE, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	re, err := regexp.Compile(expr)
+	re, err := newLazyRE(expr, eager)
 	if err != nil {
 		return nil, ferr(field, "invalid regular expression %q: %v", expr, err)
 	}
@@ -651,31 +651,31 @@ func compileRule(r *Rule, eagerQueries bool) error {
 		return ferr("tests", "unknown value %q (want any, only, exclude or advisory)", r.Tests)
 	}
 	var err error
-	if c.pattern, err = compileRE("pattern", r.Pattern); err != nil {
+	if c.pattern, err = compileRE(eagerQueries, "pattern", r.Pattern); err != nil {
 		return err
 	}
 	if r.Pattern != "" {
 		c.prefilter, c.fold = requiredLiterals(r.Pattern)
 	}
-	if c.notPattern, err = compileRE("not_pattern", r.NotPattern); err != nil {
+	if c.notPattern, err = compileRE(eagerQueries, "not_pattern", r.NotPattern); err != nil {
 		return err
 	}
 	for i, u := range r.Unless {
-		re, err := compileRE(fmt.Sprintf("unless[%d]", i), u)
+		re, err := compileRE(eagerQueries, fmt.Sprintf("unless[%d]", i), u)
 		if err != nil {
 			return err
 		}
 		c.unless = append(c.unless, re)
 	}
 	for i, u := range r.Require {
-		re, err := compileRE(fmt.Sprintf("require[%d]", i), u)
+		re, err := compileRE(eagerQueries, fmt.Sprintf("require[%d]", i), u)
 		if err != nil {
 			return err
 		}
 		c.require = append(c.require, re)
 	}
 	for i, u := range r.RequireCode {
-		re, err := compileRE(fmt.Sprintf("require_code[%d]", i), u)
+		re, err := compileRE(eagerQueries, fmt.Sprintf("require_code[%d]", i), u)
 		if err != nil {
 			return err
 		}
@@ -701,19 +701,19 @@ func compileRule(r *Rule, eagerQueries bool) error {
 	if r.FileUnless != "" {
 		c.fileUnlessLits, c.fileUnlessFold = requiredLiterals(r.FileUnless)
 	}
-	if c.fileRequires, err = compileRE("file_requires", r.FileRequires); err != nil {
+	if c.fileRequires, err = compileRE(eagerQueries, "file_requires", r.FileRequires); err != nil {
 		return err
 	}
-	if c.fileUnless, err = compileRE("file_unless", r.FileUnless); err != nil {
+	if c.fileUnless, err = compileRE(eagerQueries, "file_unless", r.FileUnless); err != nil {
 		return err
 	}
-	if c.unlessAdded, err = compileRE("unless_added_in_file", r.UnlessAddedInFile); err != nil {
+	if c.unlessAdded, err = compileRE(eagerQueries, "unless_added_in_file", r.UnlessAddedInFile); err != nil {
 		return err
 	}
 	if r.UnlessAddedInFile != "" && r.Scope != "removed" {
 		return ferr("unless_added_in_file", "only valid with scope: removed")
 	}
-	if c.unlessRemWith, err = compileRE("unless_removed_with", r.UnlessRemovedWith); err != nil {
+	if c.unlessRemWith, err = compileRE(eagerQueries, "unless_removed_with", r.UnlessRemovedWith); err != nil {
 		return err
 	}
 	if r.UnlessRemovedWith != "" && r.Scope != "removed" {
@@ -729,10 +729,10 @@ func compileRule(r *Rule, eagerQueries bool) error {
 		if x.MatchIn != "" && x.MatchIn != "code" && x.MatchIn != "raw" {
 			return ferr("context.match_in", "unknown value %q (want code or raw)", x.MatchIn)
 		}
-		if x.require, err = compileRE("context.require", x.Require); err != nil {
+		if x.require, err = compileRE(eagerQueries, "context.require", x.Require); err != nil {
 			return err
 		}
-		if x.forbid, err = compileRE("context.forbid", x.Forbid); err != nil {
+		if x.forbid, err = compileRE(eagerQueries, "context.forbid", x.Forbid); err != nil {
 			return err
 		}
 	}
@@ -746,7 +746,7 @@ func compileRule(r *Rule, eagerQueries bool) error {
 		if body == "" {
 			body = `^\s*$`
 		}
-		if b.body, err = compileRE("block.body", body); err != nil {
+		if b.body, err = compileRE(eagerQueries, "block.body", body); err != nil {
 			return err
 		}
 	}
@@ -754,10 +754,10 @@ func compileRule(r *Rule, eagerQueries bool) error {
 		if e.Match == "" {
 			return ferr("enclosing.match", "required")
 		}
-		if e.match, err = compileRE("enclosing.match", e.Match); err != nil {
+		if e.match, err = compileRE(eagerQueries, "enclosing.match", e.Match); err != nil {
 			return err
 		}
-		if e.stop, err = compileRE("enclosing.stop", e.Stop); err != nil {
+		if e.stop, err = compileRE(eagerQueries, "enclosing.stop", e.Stop); err != nil {
 			return err
 		}
 	}
@@ -782,7 +782,7 @@ func compileRule(r *Rule, eagerQueries bool) error {
 			r.Tests = "advisory"
 		}
 	}
-	if c.secretUnless, err = compileRE("secret_unless", r.SecretUnless); err != nil {
+	if c.secretUnless, err = compileRE(eagerQueries, "secret_unless", r.SecretUnless); err != nil {
 		return err
 	}
 	if c.secretUnless != nil && c.secretGroup <= 0 {
