@@ -308,6 +308,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 		rules.Prewarm()
 	}
 	at := &git.Runner{Dir: opts.Range.Dir}
+	at.Warm(ctx) // the driver environment, while git resolves the range
 	root, err := at.TopLevel(ctx)
 	if err != nil {
 		return changeErrOf(err)

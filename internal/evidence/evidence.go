@@ -19,10 +19,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/jcs"
@@ -241,11 +243,23 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 		rev = ptr(o.HeadSHA)
 	}
 	fileRef := "f" + strconv.Itoa(idx+1)
-	mk := func(ref, kind, content string, start, end int) Item {
-		s := sha256.Sum256([]byte(content))
-		it := Item{Ref: ref, Kind: kind, SHA256: hex.EncodeToString(s[:]), Path: ptr(path), Revision: rev, file: idx}
-		if !o.HashOnly {
-			it.content = content
+	// An item's text is written into a sink: a builder that keeps it, or,
+	// for a hash-only packet, the hash itself (no text is built at all).
+	sink := func() textSink {
+		if o.HashOnly {
+			return &hashSink{h: sha256.New()}
+		}
+		return &strings.Builder{}
+	}
+	mk := func(ref, kind string, w textSink, start, end int) Item {
+		it := Item{Ref: ref, Kind: kind, Path: ptr(path), Revision: rev, file: idx}
+		switch w := w.(type) {
+		case *hashSink:
+			it.SHA256 = hex.EncodeToString(w.h.Sum(nil))
+		case *strings.Builder:
+			it.content = w.String()
+			s := sha256.Sum256([]byte(it.content))
+			it.SHA256 = hex.EncodeToString(s[:])
 		}
 		if start > 0 {
 			it.StartLine, it.EndLine = ptr(start), ptr(max(end, start))
@@ -253,10 +267,10 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 		return it
 	}
 	if len(d.Hunks) == 0 || mode == itemsFiles {
-		var b strings.Builder
+		b := sink()
 		lo, hi := 0, 0
 		for _, h := range d.Hunks {
-			writeHunk(&b, h, f.Content, clean, red)
+			writeHunk(b, h, f.Content, clean, red)
 			s, e := newRange(h)
 			if lo == 0 || s < lo {
 				lo = s
@@ -266,23 +280,56 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 		if len(d.Hunks) == 0 {
 			b.WriteString(red.Redact(d.Status + " " + path))
 		}
-		return []Item{mk(fileRef+":diff", KindDiff, b.String(), lo, hi)}
+		return []Item{mk(fileRef+":diff", KindDiff, b, lo, hi)}
 	}
 	var out []Item
 	for k, h := range d.Hunks {
-		var b strings.Builder
-		writeHunk(&b, h, f.Content, clean, red)
+		b := sink()
+		writeHunk(b, h, f.Content, clean, red)
 		s, e := newRange(h)
-		out = append(out, mk(fileRef+":h"+strconv.Itoa(k+1), KindDiff, b.String(), s, e))
+		out = append(out, mk(fileRef+":h"+strconv.Itoa(k+1), KindDiff, b, s, e))
 		if mode == itemsHunksAndWindows && f.Content != nil && d.Status != diff.Deleted {
 			ws, we := max(1, s-ContextLines), min(len(f.Content), e+ContextLines)
 			if ws <= we {
-				out = append(out, mk(fileRef+":w"+strconv.Itoa(k+1), KindSource, strings.Join(clean[ws-1:we], "\n"), ws, we))
+				w := sink()
+				for i, l := range clean[ws-1 : we] {
+					if i > 0 {
+						w.WriteByte('\n')
+					}
+					w.WriteString(l)
+				}
+				out = append(out, mk(fileRef+":w"+strconv.Itoa(k+1), KindSource, w, ws, we))
 			}
 		}
 	}
 	return out
 }
+
+// textSink is where an item's text is written: a strings.Builder, or a
+// hashSink.
+type textSink interface {
+	WriteString(string) (int, error)
+	WriteByte(byte) error
+	Grow(int)
+}
+
+// hashSink hashes what is written to it instead of keeping it.
+type hashSink struct {
+	h hash.Hash
+	b [1]byte
+}
+
+func (s *hashSink) WriteString(v string) (int, error) {
+	return s.h.Write(unsafe.Slice(unsafe.StringData(v), len(v))) // Write does not keep its argument
+}
+
+func (s *hashSink) WriteByte(c byte) error {
+	s.b[0] = c
+	_, err := s.h.Write(s.b[:])
+	return err
+}
+
+func (s *hashSink) Grow(int) {}
 
 // newRange is a hunk's new-side line range; a pure deletion has none, so
 // it is pinned to the line after which lines were removed.
@@ -297,7 +344,7 @@ func newRange(h diff.Hunk) (int, int) {
 // takes them from the redacted content (which saw the whole file); one
 // with removed lines, or that does not match the content, is redacted as
 // a whole (the detector still knows the content's secrets).
-func writeHunk(b *strings.Builder, h diff.Hunk, content, clean []string, red *secrets.Redactor) {
+func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor) {
 	header := fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
 	if h.Section != "" {
 		header += " " + h.Section

@@ -40,28 +40,50 @@ type Runner struct {
 
 	// mu guards drivers: the environment that neutralizes the filter and
 	// diff drivers configured for the repository at drivers.dir, computed
-	// once (one `git config` call) and reused while Dir and Git stay put.
+	// once (one `git config` call) and reused while Dir and Git stay put,
+	// or by the Runners At made, which share it.
 	mu      sync.Mutex
 	drivers *driverEnv
+	shared  bool // made by At: drivers hold whatever Dir is
 }
 
+// driverEnv is a repository's driver environment, computed at most once
+// (a failed attempt is tried again by the next command).
 type driverEnv struct {
 	dir, git string
-	env      []string
+
+	mu   sync.Mutex
+	done bool
+	env  []string
 }
 
 // At returns a Runner for dir, another directory of the same work tree
 // (its top level, or the directory the user stands in), that shares r's
 // driver environment: the filter and diff drivers are the repository's,
-// not the directory's, so one `git config` call serves both.
+// not the directory's, so one `git config` call serves both (whichever
+// Runner asks first makes it).
 func (r *Runner) At(dir string) *Runner {
+	return &Runner{Dir: dir, Git: r.Git, drivers: r.driverState(), shared: true}
+}
+
+// Warm starts working out the driver environment in the background, so
+// that the first command that needs it (a diff) does not wait for the
+// `git config` call; commands that never convert content (noDrivers) run
+// meanwhile.
+func (r *Runner) Warm(ctx context.Context) {
+	go r.driverOverrides(ctx) // an error is reported by the command that needs it
+}
+
+// driverState is r's driver environment, a new one when there is none
+// for r's Dir and Git yet.
+func (r *Runner) driverState() *driverEnv {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := &Runner{Dir: dir, Git: r.Git}
-	if d := r.drivers; d != nil && d.dir == r.Dir && d.git == r.gitPath() {
-		n.drivers = &driverEnv{dir: dir, git: d.git, env: d.env}
+	if d := r.drivers; d != nil && (r.shared || d.dir == r.Dir) && d.git == r.gitPath() {
+		return d
 	}
-	return n
+	r.drivers = &driverEnv{dir: r.Dir, git: r.gitPath()}
+	return r.drivers
 }
 
 func (r *Runner) gitPath() string {
@@ -306,11 +328,22 @@ const maxDrivers = 512
 // KEY/VALUE pairs can). `git config` itself runs nothing. The result is
 // cached for the Runner's Dir and Git.
 func (r *Runner) driverOverrides(ctx context.Context) ([]string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d := r.drivers; d != nil && d.dir == r.Dir && d.git == r.gitPath() {
+	d := r.driverState()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
 		return d.env, nil
 	}
+	env, err := r.findDrivers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.env, d.done = env, true
+	return env, nil
+}
+
+// findDrivers runs `git config` for the driver overrides.
+func (r *Runner) findDrivers(ctx context.Context) ([]string, error) {
 	out, err := r.run(ctx, baseEnv(), "config", "--null", "--name-only", "--get-regexp", `^(filter|diff)\.`)
 	var ee *exec.ExitError
 	var ge *Error
@@ -348,9 +381,14 @@ func (r *Runner) driverOverrides(ctx context.Context) ([]string, error) {
 	if n > 0 {
 		env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
 	}
-	r.drivers = &driverEnv{dir: r.Dir, git: r.gitPath(), env: env}
 	return env, nil
 }
+
+// noDrivers are the subcommands that never convert content between the
+// work tree and the object store and never diff contents, so no filter
+// or diff driver can run in them: they run without waiting for the
+// driver environment (baseArgs and baseEnv still apply).
+var noDrivers = map[string]bool{"rev-parse": true, "merge-base": true, "ls-tree": true}
 
 // env is the environment of a git command: baseEnv and the driver
 // overrides.
@@ -371,6 +409,9 @@ func (r *Runner) command(ctx context.Context, env []string, args ...string) *exe
 
 // Run runs git and returns its stdout.
 func (r *Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
+	if len(args) > 0 && noDrivers[args[0]] {
+		return r.run(ctx, baseEnv(), args...)
+	}
 	env, err := r.env(ctx)
 	if err != nil {
 		return nil, err

@@ -311,8 +311,17 @@ func TestDriverOverridesCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	br.Close()
+	// A Runner made by At shares the environment whatever its Dir.
+	if _, err := r.At(repo.Dir+"/.").Diff(ctx, git.EmptyTree, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	// Another Dir set by hand is another repository, as far as the
+	// Runner knows: the drivers are looked up again.
 	r.Dir = filepath.Join(repo.Dir, ".") + "/"
 	if _, err := r.TopLevel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Diff(ctx, git.EmptyTree, "HEAD"); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(log)
@@ -320,7 +329,8 @@ func TestDriverOverridesCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := strings.Fields(string(data))
-	want := []string{"config", "rev-parse", "rev-parse", "rev-parse", "diff", "cat-file", "config", "rev-parse"}
+	// rev-parse converts no content: it never waits for the drivers.
+	want := []string{"rev-parse", "rev-parse", "rev-parse", "config", "diff", "cat-file", "diff", "rev-parse", "config", "diff"}
 	if strings.Join(calls, " ") != strings.Join(want, " ") {
 		t.Errorf("git calls %v, want %v", calls, want)
 	}
