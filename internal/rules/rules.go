@@ -352,11 +352,6 @@ func takePrewarmed() chan loaded {
 }
 
 func loadNamed(names []string, packs [][]byte) (*Set, error) {
-	// Every review that matches these rules also runs the secret detector
-	// (package secrets), whose gitleaks configuration takes longer to
-	// build than the rules take to compile: build it meanwhile, on
-	// another core (it is built once per process).
-	go secrets.Rules()
 	builtin, err := builtinDecoded()
 	if err != nil {
 		return nil, err

@@ -3,7 +3,10 @@ package secrets
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/zricethezav/gitleaks/v8/detect"
 
 	st "github.com/diffpalhq/diffpal/internal/secrets/secretstest"
 )
@@ -58,5 +61,69 @@ func BenchmarkRedactLine(b *testing.B) {
 	line := "TLS certificate verification disabled for the API client"
 	for range b.N {
 		Redact(line)
+	}
+}
+
+// resetDetector forgets the package's gitleaks state, as in a new process.
+func resetDetector() {
+	gl.once = sync.Once{}
+	gl.st = nil
+}
+
+// firstScanTexts are what a small review hands the secret scan: a file
+// without any keyword, one with a keyword the scan rules out itself, one
+// with a value gitleaks must look at and rejects, one with a secret.
+var firstScanTexts = map[string]string{
+	"nokeyword": "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfor i := range 10 {\n\t\tfmt.Println(i)\n\t}\n}\n",
+	"keyword":   "package main\n\nfunc main() {\n\tapiKey := os.Getenv(\"API_KEY\")\n\tfmt.Println(apiKey)\n}\n",
+	"gitleaks":  "package main\n\nfunc main() {\n\ttoken := \"this-is-not-a-real-token-value\"\n\tfmt.Println(token)\n}\n",
+	"secret":    "package main\n\nconst token = \"ghp_" + st.Gen("first-ghp", st.Alnum, 36) + "\"\n\nfunc main() {\n\tfmt.Println(token)\n}\n",
+}
+
+// BenchmarkFirstScan is the first ScanPath of a process (the package's
+// state reset on every iteration): what a small review pays for the
+// secret scan. /default-detector is detect.NewDetectorDefaultConfig
+// alone, the least the first scan cost before the snapshot.
+func BenchmarkFirstScan(b *testing.B) {
+	for _, name := range []string{"nokeyword", "keyword", "gitleaks", "secret"} {
+		text := firstScanTexts[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				resetDetector()
+				ScanPath("main.go", text)
+			}
+		})
+	}
+	b.Run("rules", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			resetDetector()
+			Rules()
+		}
+	})
+	b.Run("default-detector", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := detect.NewDetectorDefaultConfig(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkScanWarm is ScanPath once the state is built (the subset
+// detectors cached).
+func BenchmarkScanWarm(b *testing.B) {
+	for _, name := range []string{"nokeyword", "keyword", "gitleaks", "secret"} {
+		text := firstScanTexts[name]
+		b.Run(name, func(b *testing.B) {
+			ScanPath("main.go", text)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				ScanPath("main.go", text)
+			}
+		})
 	}
 }

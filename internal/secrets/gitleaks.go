@@ -16,41 +16,70 @@ import (
 )
 
 // gitleaks' detector with its default configuration (rules, keywords,
-// entropy thresholds and allowlists), built once on first use. Its
-// keyword prefilter is mirrored here so that a text without any keyword
-// (most texts) costs one table-driven pass and no gitleaks call, and a
-// text with keywords is handed to gitleaks only around the lines that
-// hold them.
+// entropy thresholds and allowlists). Its keyword prefilter is mirrored
+// here so that a text without any keyword (most texts) costs one
+// table-driven pass and no gitleaks call, and a text with keywords is
+// handed to gitleaks only around the lines that hold them. The rules and
+// their analysis come from a build-time snapshot (gitleaks_snapshot.go):
+// nothing is compiled before a text needs it.
 
 type glRule struct {
 	info RuleInfo
-	rule config.Rule
+	snap *snapRule
+	idx  int // index into the snapshot's rules
 	// semi: a keyword-and-value rule (name, operator, value); minValue is
 	// the shortest value its regexp accepts. The keyword scan checks that
 	// shape by hand before the regexp runs (the semi-generic regexps are
 	// the slow ones: ~10µs a line for generic-api-key).
 	semi     bool
 	minValue int
-	class    *[256]bool // the bytes the secret group may hold
-	// anchored, when set, is the rule's regexp anchored at its start:
-	// every match begins with one of the rule's keywords (jwt's "ey",
-	// vault's "s."), so a keyword hit counts only where it matches there.
-	anchored *regexp.Regexp
+	class    byteSet // the bytes the secret group may hold
+	// anchored (see anchor), when snap.Anchored, is the rule's regexp
+	// anchored at its start: every match begins with one of the rule's
+	// keywords (jwt's "ey", vault's "s."), so a keyword hit counts only
+	// where it matches there.
+	anchorOnce sync.Once
+	anchored   *regexp.Regexp
 }
 
 type glState struct {
-	d     *detect.Detector
+	snap *glSnapshot
+	// rules: the text rules by id; byID: every rule's index in snap.Rules
 	rules map[string]*glRule
+	byID  map[string]int
 	list  []RuleInfo
 	// keywords by their first two (lower-cased) bytes
 	kwIndex  [1 << 16]uint16
 	kwGroups [][]string
-	// kwRules: the rules (indexes into byIndex) each keyword triggers
+	// kwRules: the text rules (indexes into byIndex) each keyword
+	// triggers; kwSel: all the rules (indexes into snap.Rules)
 	kwRules map[string][]int
+	kwSel   map[string][]int
+	shortKw []string // keywords of one byte (none in the default rules)
 	byIndex []*glRule
-	// alwaysRun: some rule has no keyword, so every text is scanned whole
+	// alwaysRun: some text rule has no keyword, so every text is scanned
+	// whole; always: the rules without keywords (bits over snap.Rules)
 	alwaysRun bool
-	err       error
+	always    []uint64
+	composite bool // some rule requires others
+	// ruleCfgs: each rule of snap.Rules translated, on first use
+	ruleCfgs []ruleCfg
+	global   struct {
+		once sync.Once
+		vc   config.ViperConfig
+		cfg  config.Config
+		err  error
+	}
+	// dets: the subset detectors, by rule set (bitsKey)
+	dets struct {
+		mu    sync.Mutex
+		m     map[string]*detect.Detector
+		rules int // the rules the cached detectors hold
+	}
+	// full, when set (tests), is gitleaks' whole default detector, run
+	// instead of the subset detectors.
+	full *detect.Detector
+	err  error
 }
 
 var gl struct {
@@ -58,77 +87,33 @@ var gl struct {
 	st   *glState
 }
 
-// detector returns the shared gitleaks state; st.d is nil when gitleaks'
-// default configuration could not be loaded (it is embedded, so never in
-// practice), and detection then falls back to the package's own shapes.
+// detector returns the shared gitleaks state; st.err is set when
+// gitleaks' default configuration could not be loaded (it is embedded,
+// so never in practice), and detection then falls back to the package's
+// own shapes.
 func detector() *glState {
 	gl.once.Do(func() {
 		// gitleaks logs through a global zerolog logger to stderr: nothing
 		// of it may reach diffpal's output.
 		logging.Logger = zerolog.Nop()
-		st := &glState{rules: map[string]*glRule{}}
-		d, err := detect.NewDetectorDefaultConfig()
-		if err != nil {
-			st.err = err
-			gl.st = st
-			return
-		}
-		d.MaxDecodeDepth = 0
-		st.d = st.withDetector(d)
-		gl.st = st
+		gl.st = snapshotState(&gitleaksSnapshot)
 	})
 	return gl.st
 }
 
-func (st *glState) withDetector(d *detect.Detector) *detect.Detector {
-	st.kwGroups = [][]string{nil}
-	st.kwRules = map[string][]int{}
-	addKw := func(kw string) {
-		kw = strings.ToLower(kw)
-		if len(kw) < 2 {
-			kw += " " // never happens with the default rules; keep the index sound
+// snapshotState is the state of a snapshot (the embedded one), or, when
+// that was made from another default configuration than the linked
+// gitleaks' (the module was upgraded and `go generate ./internal/secrets`
+// not run), of the live configuration.
+func snapshotState(snap *glSnapshot) *glState {
+	if snap.ConfigSHA256 != defaultConfigSHA256() {
+		live, err := liveSnapshot()
+		if err != nil {
+			return &glState{err: err, rules: map[string]*glRule{}}
 		}
-		k := uint16(kw[0])<<8 | uint16(kw[1])
-		g := st.kwIndex[k]
-		if g == 0 {
-			st.kwGroups = append(st.kwGroups, nil)
-			g = uint16(len(st.kwGroups) - 1)
-			st.kwIndex[k] = g
-		}
-		if !slices.Contains(st.kwGroups[g], kw) {
-			st.kwGroups[g] = append(st.kwGroups[g], kw)
-		}
+		snap = live
 	}
-	for id, r := range d.Config.Rules {
-		if r.Regex == nil {
-			continue // path-only rules (pkcs12-file) need no text
-		}
-		fixed := fixedFormat(id, r)
-		sev := "high"
-		if fixed {
-			sev = "critical"
-		}
-		g := &glRule{rule: r, info: RuleInfo{ID: id, Description: r.Description, Severity: sev, Fixed: fixed}}
-		g.semi, g.minValue, g.class = semiShape(r)
-		if startsWithKeyword(r) {
-			g.anchored = regexp.MustCompile(`^(?:` + r.Regex.String() + `)`)
-		}
-		st.rules[id] = g
-		st.list = append(st.list, g.info)
-		st.byIndex = append(st.byIndex, g)
-		for _, kw := range r.Keywords {
-			addKw(kw)
-			lk := strings.ToLower(kw)
-			if n := len(st.byIndex) - 1; !slices.Contains(st.kwRules[lk], n) {
-				st.kwRules[lk] = append(st.kwRules[lk], n)
-			}
-		}
-		if len(r.Keywords) == 0 {
-			st.alwaysRun = true
-		}
-	}
-	slices.SortFunc(st.list, func(a, b RuleInfo) int { return strings.Compare(a.ID, b.ID) })
-	return d
+	return newState(snap)
 }
 
 // RuleInfo describes one gitleaks rule as diffpal reports it.
@@ -147,8 +132,7 @@ type RuleInfo struct {
 // Rules lists gitleaks' default rules (those that look at text), sorted
 // by id, with the severity diffpal gives their findings.
 func Rules() []RuleInfo {
-	st := detector()
-	return slices.Clone(st.list)
+	return slices.Clone(detector().list)
 }
 
 // Rules whose secret has a literal prefix but that are generic all the
@@ -313,9 +297,10 @@ func Scan(text string) []Match { return ScanPath("", text) }
 // ScanPath is Scan for the content of a file at path: gitleaks' path
 // allowlists and the rules that apply only to some paths (Terraform
 // variables, for one) see the path.
-func ScanPath(path, text string) []Match {
-	st := detector()
-	if st.d == nil {
+func ScanPath(path, text string) []Match { return detector().scanPath(path, text) }
+
+func (st *glState) scanPath(path, text string) []Match {
+	if st.err != nil {
 		return nil
 	}
 	hits := st.find(path, text)
@@ -403,7 +388,14 @@ func (st *glState) find(path, s string) []glHit {
 		if !st.anyMatch(frag, w.rules) {
 			continue
 		}
-		fs := st.d.Detect(detect.Fragment{Raw: frag, FilePath: path})
+		d := st.full
+		if d == nil {
+			var err error
+			if d, err = st.subsetDetector(frag); err != nil {
+				continue
+			}
+		}
+		fs := d.Detect(detect.Fragment{Raw: frag, FilePath: path})
 		if len(fs) == 0 {
 			continue
 		}
@@ -459,9 +451,9 @@ func (st *glState) locate(frag string, ls []int, f report.Finding) (int, int, bo
 		ms = k
 	}
 	off := -1
-	if g := st.rules[f.RuleID]; g != nil && f.Secret != f.Match {
-		if idx := g.rule.Regex.FindStringSubmatchIndex(f.Match); idx != nil {
-			n := g.rule.SecretGroup
+	if g := st.rules[f.RuleID]; g != nil && f.Secret != f.Match && g.regex(st) != nil {
+		if idx := g.regex(st).FindStringSubmatchIndex(f.Match); idx != nil {
+			n := g.snap.SecretGroup
 			if n == 0 {
 				for k := 1; 2*k+1 < len(idx); k++ {
 					if idx[2*k] >= 0 && idx[2*k+1] > idx[2*k] {
@@ -607,7 +599,7 @@ func (st *glState) hitRules(s string, i int, kw string, nw int) []uint64 {
 		if g.semi && !semiTail(s, i+len(kw), g) {
 			continue
 		}
-		if g.anchored != nil && !g.anchored.MatchString(s[i:min(len(s), i+maxAnchored)]) {
+		if a := g.anchor(); a != nil && !a.MatchString(s[i:min(len(s), i+maxAnchored)]) {
 			continue
 		}
 		if out == nil {
@@ -626,7 +618,7 @@ func (st *glState) anyMatch(frag string, rules []uint64) bool {
 			k := set & -set
 			set &^= k
 			ri := wi*64 + bits.TrailingZeros64(k)
-			if st.byIndex[ri].rule.Regex.MatchString(frag) {
+			if re := st.byIndex[ri].regex(st); re != nil && re.MatchString(frag) {
 				return true
 			}
 		}
@@ -681,7 +673,7 @@ func indexFold(s, sub string) int {
 // gitleaks adds the secrets gitleaks' default rules find.
 func (f *finder) gitleaks() {
 	st := detector()
-	if st.d == nil {
+	if st.err != nil {
 		return
 	}
 	for _, h := range st.find("", f.s) {
@@ -871,7 +863,7 @@ func valueAfter(s string, p int, g *glRule) bool {
 // terminator is not one of them), so it is s[p:e].
 func valueAt(s string, p int, g *glRule) bool {
 	e := p
-	for e < len(s) && g.class[s[e]] {
+	for e < len(s) && g.class.has(s[e]) {
 		e++
 	}
 	if e-p < g.minValue {
@@ -887,7 +879,7 @@ func valueAt(s string, p int, g *glRule) bool {
 			return terminatorInClass(g)
 		}
 	}
-	if g.rule.Entropy > 0 && e-p <= 150 && Entropy(s[p:e]) <= g.rule.Entropy {
+	if g.snap.Entropy > 0 && e-p <= 150 && Entropy(s[p:e]) <= g.snap.Entropy {
 		// a shorter value (the regexp's {n,m} bounds) could pass the
 		// threshold only if it ended earlier, at a terminator inside the
 		// run: only possible when the class holds one
@@ -899,7 +891,7 @@ func valueAt(s string, p int, g *glRule) bool {
 // terminatorInClass: the group's bytes include one of the terminator's.
 func terminatorInClass(g *glRule) bool {
 	for _, c := range []byte("`'\";\\ \t\n\r\f\v") {
-		if g.class[c] {
+		if g.class.has(c) {
 			return true
 		}
 	}

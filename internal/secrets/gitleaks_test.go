@@ -122,7 +122,10 @@ func TestFindIncludesGitleaks(t *testing.T) {
 // text: a keyword on one line and its value on the next, a key whose BEGIN
 // is far above its END, many keywords on one line.
 func TestWindowsLoseNothing(t *testing.T) {
-	d := detector().d
+	d, err := fullDetector()
+	if err != nil {
+		t.Fatal(err)
+	}
 	body := st.PEMBody("win-pem", "MIIEowIBAAKCAQEA", 30, 64, false)
 	var sb strings.Builder
 	for i := range 300 {
