@@ -266,6 +266,8 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	var fc *fileCtx
 	var hits []Hit
 	var lineRules []*Rule // added-scope rules, run line by line below
+	facts := newFileFacts(s, f)
+	var fileBits []uint64 // s.file's scan of fc.raw, on first use
 	// Parse first when a syntax rule's literals occur near the change, so
 	// that every rule of the file — line rules too — reads comments and
 	// strings from the same tree; otherwise the file is not parsed and
@@ -283,7 +285,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			if c.query == nil && c.flow == nil {
 				continue
 			}
-			if s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
+			if s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesToFile(f, facts, s.globs) {
 				continue
 			}
 			if c.query != nil {
@@ -313,7 +315,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		}
 	}
 	for _, r := range s.rules {
-		if r.Scope == "change" || s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesTo(f) {
+		if r.Scope == "change" || s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesToFile(f, facts, s.globs) {
 			continue
 		}
 		if r.Scope == "added" && len(f.Added) == 0 && (r.Block == nil || len(f.Removed) == 0) {
@@ -326,10 +328,10 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			fc = newFileCtx(f)
 		}
 		// Whole-file patterns are only run when their literals occur.
-		if r.c.fileRequires != nil && (!anyLiteral(fc.raw, r.c.fileReqLits, r.c.fileReqFold) || !r.c.fileRequires.MatchString(fc.raw)) {
+		if r.c.fileRequires != nil && (!s.fileLiteral(&fileBits, fc.raw, r.c.fileReqIDs, r.c.fileReqLits, r.c.fileReqFold) || !r.c.fileRequires.MatchString(fc.raw)) {
 			continue
 		}
-		if r.c.fileUnless != nil && anyLiteral(fc.raw, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
+		if r.c.fileUnless != nil && s.fileLiteral(&fileBits, fc.raw, r.c.fileUnlessIDs, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
 			continue
 		}
 		switch {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	rsyntax "regexp/syntax"
 	"slices"
 	"strings"
@@ -468,6 +469,69 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.syn = newLiteralIndex(lits)
+
+	// Whole-file conditions (file_requires, file_unless) have a third:
+	// one scan of a file's text answers every rule's literals.
+	ids = map[string]int{}
+	lits = nil
+	for _, r := range s.rules {
+		if c := r.c; c != nil {
+			c.fileReqIDs, c.fileUnlessIDs = index(c.fileReqLits), index(c.fileUnlessLits)
+		}
+	}
+	s.file = newLiteralIndex(lits)
+
+	// The set's distinct path globs, each matched once per file.
+	s.globs = nil
+	globID := map[string]int{}
+	globIndex := func(res []*regexp.Regexp) []int {
+		out := make([]int, len(res))
+		for i, re := range res {
+			id, ok := globID[re.String()]
+			if !ok {
+				id = len(s.globs)
+				globID[re.String()] = id
+				s.globs = append(s.globs, re)
+			}
+			out[i] = id
+		}
+		return out
+	}
+	for _, r := range s.rules {
+		if c := r.c; c != nil {
+			c.pathIDs, c.excludeIDs = globIndex(c.paths), globIndex(c.exclude)
+		}
+	}
+}
+
+// fileLiteral is anyLiteral(text, lits, fold) answered from the file
+// index's scan of text (bits, filled on first use): a case-insensitive
+// hit of an ASCII literal is exact, others are confirmed; a
+// case-insensitive literal with non-ASCII bytes (which anyLiteral folds
+// as Unicode) is looked for directly.
+func (s *Set) fileLiteral(bits *[]uint64, text string, ids []int, lits []string, fold bool) bool {
+	if lits == nil {
+		return true
+	}
+	if fold && !allASCII(lits) || len(ids) != len(lits) {
+		return anyLiteral(text, lits, fold)
+	}
+	if *bits == nil {
+		*bits = make([]uint64, s.file.words)
+		s.file.scan(text, *bits)
+	}
+	return hasLiteral(*bits, ids, lits, text, fold)
+}
+
+func allASCII(ss []string) bool {
+	for _, s := range ss {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // hasLiteral reports whether one of lits (ids into an index whose scan of

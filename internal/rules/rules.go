@@ -245,6 +245,11 @@ type compiled struct {
 	valFold          bool
 
 	fileReqLits, fileUnlessLits []string // prefilters of file_requires/file_unless
+	fileReqIDs, fileUnlessIDs   []int    // their ids in Set.file
+	// pathIDs and excludeIDs index paths and exclude in Set.globs (the
+	// set's distinct globs), so that a file's path is matched against
+	// each glob once, not once per rule (appliesToFile).
+	pathIDs, excludeIDs         []int
 	fileReqFold, fileUnlessFold bool
 }
 
@@ -255,6 +260,8 @@ type Set struct {
 	profiles []string
 	lits     *literalIndex
 	syn      *literalIndex // syntax rules' literals (see buildPrefilter)
+	file     *literalIndex // file_requires/file_unless literals (buildPrefilter)
+	globs    []*regexp.Regexp
 	// off holds the rules that do not run: opt-in rules not enabled and
 	// rules a user disabled (see Configure).
 	off    map[*Rule]bool
@@ -899,15 +906,65 @@ func globToRegexp(g string) (*regexp.Regexp, error) {
 }
 
 func (r *Rule) appliesTo(f *File) bool {
+	return r.appliesToFile(f, &fileFacts{path: path.Clean(f.Path)}, nil)
+}
+
+// fileFacts are what appliesTo asks of one file, worked out once for all
+// of a set's rules: its clean path, whether it is a test, and its path
+// against each of the set's globs (0 unknown, 1 no, 2 yes).
+type fileFacts struct {
+	path  string
+	test  int8
+	globs []int8
+}
+
+func newFileFacts(s *Set, f *File) *fileFacts {
+	return &fileFacts{path: path.Clean(f.Path), globs: make([]int8, len(s.globs))}
+}
+
+func (ff *fileFacts) isTest() bool {
+	if ff.test == 0 {
+		ff.test = 1
+		if IsTestPath(ff.path) {
+			ff.test = 2
+		}
+	}
+	return ff.test == 2
+}
+
+// glob reports whether the path matches s.globs[id] (re, when the set
+// has no glob table, as for a rule outside a set).
+func (ff *fileFacts) glob(globs []*regexp.Regexp, id int, re *regexp.Regexp) bool {
+	if globs == nil || id >= len(ff.globs) {
+		return re.MatchString(ff.path)
+	}
+	if ff.globs[id] == 0 {
+		ff.globs[id] = 1
+		if globs[id].MatchString(ff.path) {
+			ff.globs[id] = 2
+		}
+	}
+	return ff.globs[id] == 2
+}
+
+// appliesToFile is appliesTo with the file's facts, shared by the rules
+// of globs' set (nil: no table).
+func (r *Rule) appliesToFile(f *File, ff *fileFacts, globs []*regexp.Regexp) bool {
 	c := r.c
 	if c.langs != nil && !c.langs[f.Language] {
 		return false
 	}
-	p := path.Clean(f.Path)
+	if len(c.pathIDs) != len(c.paths) || len(c.excludeIDs) != len(c.exclude) {
+		globs = nil // not indexed by this set
+	}
 	if len(c.paths) > 0 {
 		ok := false
-		for _, re := range c.paths {
-			if re.MatchString(p) {
+		for i, re := range c.paths {
+			id := 0
+			if globs != nil {
+				id = c.pathIDs[i]
+			}
+			if ff.glob(globs, id, re) {
 				ok = true
 				break
 			}
@@ -916,18 +973,22 @@ func (r *Rule) appliesTo(f *File) bool {
 			return false
 		}
 	}
-	for _, re := range c.exclude {
-		if re.MatchString(p) {
+	for i, re := range c.exclude {
+		id := 0
+		if globs != nil {
+			id = c.excludeIDs[i]
+		}
+		if ff.glob(globs, id, re) {
 			return false
 		}
 	}
 	switch r.Tests {
 	case "only":
-		if !IsTestPath(p) {
+		if !ff.isTest() {
 			return false
 		}
 	case "exclude":
-		if IsTestPath(p) {
+		if ff.isTest() {
 			return false
 		}
 	}
