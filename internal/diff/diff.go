@@ -132,6 +132,15 @@ func Parse(data []byte) ([]*File, error) {
 	return p.parse()
 }
 
+// ParseFrom is Parse for a part of a patch that starts at line first
+// (1-based) of the whole patch, such as one file's part of a streamed
+// patch: errors name lines of the whole patch. A patch split at its
+// "diff --git" lines parses, part by part, to the same files as whole.
+func ParseFrom(data []byte, first int) ([]*File, error) {
+	p := &parser{data: unsafe.String(unsafe.SliceData(data), len(data)), no: first - 1}
+	return p.parse()
+}
+
 type parser struct {
 	data string
 	pos  int

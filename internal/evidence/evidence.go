@@ -99,6 +99,9 @@ type Options struct {
 	// (the built-in rules), whose packet would otherwise hold the change's
 	// hunks and context again for the whole review.
 	HashOnly bool
+	// DiffSHA256, when set, is the hex SHA-256 of the reviewed diff,
+	// computed as it was read (Build's rawDiff is then not hashed).
+	DiffSHA256 string
 }
 
 // Packet is the evidence of one review.
@@ -132,8 +135,11 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	if o.MaxItems <= 0 {
 		o.MaxItems = MaxRefs
 	}
-	sum := sha256.Sum256(rawDiff)
-	p := &Packet{Repository: o.Repository, BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, DiffSHA256: hex.EncodeToString(sum[:])}
+	p := &Packet{Repository: o.Repository, BaseSHA: o.BaseSHA, HeadSHA: o.HeadSHA, DiffSHA256: o.DiffSHA256}
+	if p.DiffSHA256 == "" {
+		sum := sha256.Sum256(rawDiff)
+		p.DiffSHA256 = hex.EncodeToString(sum[:])
+	}
 	sorted := append([]File(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Diff.Path() < sorted[j].Diff.Path() })
 	// Each file's content is redacted once, learning its secrets; items

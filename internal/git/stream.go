@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,36 +14,51 @@ import (
 	"time"
 )
 
-// Patch is a committed range's patch with the new side's file contents.
-type Patch struct {
-	// Diff is the patch as git printed it (Diff's arguments).
-	Diff []byte
-	// Blobs are the new-side contents by blob id: every regular, non-binary
-	// file the patch names on its head side with an "index" line.
-	Blobs map[string][]byte
+// FileDiff is one file of a streamed patch: its part of the patch (from
+// its "diff --git" line to the next file's) and, when the patch names a
+// new-side blob of a regular, non-binary file, that blob's content.
+type FileDiff struct {
+	Patch   []byte
+	BlobID  string // "" when no content was read
+	Blob    []byte
+	HasBlob bool
+}
+
+// PatchInfo describes a streamed patch once git has finished it.
+type PatchInfo struct {
+	SHA256 string // hex SHA-256 of the whole patch, as Diff returns it
+	Size   int
 	// BlobsTook is how long the contents took to arrive, from the start.
 	BlobsTook time.Duration
 }
 
-// DiffBlobs is Diff(base, head, paths...) for committed ranges that also
-// reads the new side of every file in the patch, streaming: the patch is
-// read as git writes it, and each file's new blob id (the patch's full
-// index line) goes to one `cat-file --batch` as soon as the file's header
-// is complete, so the contents arrive while git is still diffing the
-// files after it. There is no separate `diff --raw` pass; binary files,
-// submodules and deleted files are not read.
-func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...string) (*Patch, error) {
+// DiffFiles streams Diff(base, head, paths...) for committed ranges file by
+// file: the patch is read as git writes it, each file's new blob id (the
+// patch's full index line) goes to one `cat-file --batch` as soon as the
+// file's header is complete, and each returns a file — its patch and its
+// new content — as soon as both are there, in patch order, from one
+// goroutine, while git is still diffing the files after it. There is no
+// separate `diff --raw` pass; binary files, submodules and deleted files
+// are not read. A file's Patch and Blob are never reused: the caller may
+// keep them (and strings into them). An error from each stops the stream.
+//
+// The patch is held in chunks that never move, each file's part whole in
+// one chunk, so nothing is copied as the patch grows and nothing is held
+// twice.
+func (r *Runner) DiffFiles(ctx context.Context, base, head string, each func(FileDiff) error, paths ...string) (PatchInfo, error) {
 	start := time.Now()
 	args := append([]string{"diff"}, DiffArgs...)
 	args = append(args, "--end-of-options", base, head, "--")
 	args = append(args, paths...)
 	env, err := r.env(ctx)
 	if err != nil {
-		return nil, err
+		return PatchInfo{}, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	blobs, err := r.Blobs(ctx)
 	if err != nil {
-		return nil, err
+		return PatchInfo{}, err
 	}
 	cmd := r.command(ctx, env, args...)
 	stderr := &capped{max: maxStderr}
@@ -49,15 +66,15 @@ func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...stri
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		blobs.Close()
-		return nil, err
+		return PatchInfo{}, err
 	}
 	if err := cmd.Start(); err != nil {
 		blobs.Close()
-		return nil, r.failure(ctx, args, "", err)
+		return PatchInfo{}, r.failure(ctx, args, "", err)
 	}
 
-	// Blob ids go to cat-file through ids; the responses are read, in
-	// order, by the reader below until cat-file ends (after ids closes).
+	// Blob ids go to cat-file through ids; its answers come back, in
+	// order, through got.
 	ids := make(chan string, 256)
 	werr := make(chan error, 1)
 	go func() {
@@ -77,30 +94,68 @@ func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...stri
 		blobs.in.Close()
 		werr <- err
 	}()
-	type blobsRead struct {
-		m    map[string][]byte
-		took time.Duration
-		err  error
+	type blob struct {
+		id   string
+		data []byte
+		ok   bool
 	}
-	rres := make(chan blobsRead, 1)
+	got := make(chan blob, 256)
+	var readErr error
+	var blobsTook time.Duration
 	go func() {
-		m, err := blobs.readUntilEOF()
-		rres <- blobsRead{m, time.Since(start), err}
+		defer close(got)
+		readErr = blobs.each(func(id string, data []byte, ok bool) {
+			got <- blob{id, data, ok}
+		})
+		blobsTook = time.Since(start)
 	}()
 
-	var buf bytes.Buffer
-	buf.Grow(64 << 10)
-	sc := patchScanner{send: func(id string) { ids <- id }}
-	var rerr error
-	for {
-		if buf.Available() < 32<<10 {
-			buf.Grow(max(64<<10, buf.Len()/2))
+	// Files whose part of the patch is complete go to the caller through
+	// files; the caller's goroutine pairs each with its blob.
+	files := make(chan section, 4096)
+	var eachErr error
+	joined := make(chan struct{})
+	go func() {
+		defer close(joined)
+		for s := range files {
+			fd := FileDiff{Patch: s.patch}
+			if s.blobID != "" {
+				b, open := <-got
+				switch {
+				case !open:
+					if eachErr == nil {
+						eachErr = errors.New("git cat-file: ended early")
+					}
+				case b.id != s.blobID && !strings.HasPrefix(b.id, s.blobID):
+					if eachErr == nil {
+						eachErr = fmt.Errorf("git cat-file: answered %s for %s", b.id, s.blobID)
+					}
+				default:
+					fd.BlobID, fd.Blob, fd.HasBlob = s.blobID, b.data, b.ok
+				}
+			}
+			if eachErr == nil {
+				if eachErr = each(fd); eachErr != nil {
+					cancel() // stop git; the rest is drained unread
+				}
+			}
 		}
-		n, err := out.Read(buf.AvailableBuffer()[:buf.Available()])
+		for range got {
+		}
+	}()
+
+	h := sha256.New()
+	sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { files <- s }}
+	var rerr error
+	size := 0
+	for {
+		sc.grow()
+		n, err := out.Read(sc.chunk[len(sc.chunk):cap(sc.chunk)])
 		if n > 0 {
-			chunk := buf.AvailableBuffer()[:n]
-			buf.Write(chunk) // no copy: Write of its own available buffer
-			sc.feed(buf.Bytes())
+			h.Write(sc.chunk[len(sc.chunk) : len(sc.chunk)+n])
+			sc.chunk = sc.chunk[:len(sc.chunk)+n]
+			size += n
+			sc.feed()
 		}
 		if err != nil {
 			if err != io.EOF {
@@ -109,68 +164,131 @@ func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...stri
 			break
 		}
 	}
-	sc.end(buf.Bytes())
+	sc.end()
 	close(ids)
+	close(files)
 	diffErr := cmd.Wait()
 	wErr := <-werr
-	br := <-rres
+	<-joined
 	blobErr := blobs.wait()
-	if diffErr != nil {
-		return nil, r.failure(ctx, args, stderr.String(), diffErr)
+	switch {
+	case eachErr != nil && ctx.Err() != nil && diffErr != nil:
+		return PatchInfo{}, eachErr // git was stopped because of it
+	case diffErr != nil:
+		return PatchInfo{}, r.failure(ctx, args, stderr.String(), diffErr)
+	case rerr != nil:
+		return PatchInfo{}, rerr
+	case eachErr != nil:
+		return PatchInfo{}, eachErr
 	}
-	if rerr != nil {
-		return nil, rerr
+	if err := errors.Join(readErr, wErr, blobErr); err != nil {
+		return PatchInfo{}, fmt.Errorf("git cat-file: %w", err)
 	}
-	if err := errors.Join(br.err, wErr, blobErr); err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	data := buf.Bytes()
-	if cap(data) > len(data)+len(data)/8 {
-		// The buffer grew in steps: keep the patch at its size, since it
-		// lives as long as the review.
-		data = bytes.Clone(data)
-	}
-	return &Patch{Diff: data, Blobs: br.m, BlobsTook: br.took}, nil
+	return PatchInfo{SHA256: hex.EncodeToString(h.Sum(nil)), Size: size, BlobsTook: blobsTook}, nil
 }
 
-// patchScanner follows a patch's file headers as the patch arrives and
+// Patch is a committed range's patch with the new side's file contents.
+type Patch struct {
+	// Diff is the patch as git printed it (Diff's arguments).
+	Diff []byte
+	// Blobs are the new-side contents by blob id: every regular, non-binary
+	// file the patch names on its head side with an "index" line.
+	Blobs map[string][]byte
+}
+
+// DiffBlobs is DiffFiles collected: the whole patch and the contents by
+// blob id.
+func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...string) (*Patch, error) {
+	p := &Patch{Blobs: map[string][]byte{}}
+	_, err := r.DiffFiles(ctx, base, head, func(fd FileDiff) error {
+		p.Diff = append(p.Diff, fd.Patch...)
+		if fd.HasBlob {
+			p.Blobs[fd.BlobID] = fd.Blob
+		}
+		return nil
+	}, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// A section is one file's part of the patch, and the blob requested for it.
+type section struct {
+	patch  []byte
+	blobID string
+}
+
+// patchScanner follows a patch's file headers as the patch arrives. It
 // sends each file's new blob id once its header is complete (at its first
-// hunk, the next file or the end): regular files only, not binary ones
-// (whose "Binary files" line follows the index line), not submodules.
+// hunk, the next file or the end) — regular files only, not binary ones
+// (whose "Binary files" line follows the index line), not submodules —
+// and emits each file's part of the patch once the next file starts.
 type patchScanner struct {
 	send func(id string)
-	off  int    // bytes of the patch already scanned (whole lines)
-	id   string // new blob id of the file being read, "" when none
-	skip bool   // the file is binary or a submodule
+	emit func(section)
+
+	chunk    []byte // the patch since the current file's start, and room
+	off      int    // bytes of chunk already scanned (whole lines)
+	start    int    // where the current file's part starts in chunk
+	id       string // new blob id of the current file's header, "" when none
+	skip     bool   // the current file is binary or a submodule
+	sent     string // the blob requested for the current file
+	inHeader bool
 }
 
-func (s *patchScanner) feed(data []byte) {
+// chunkSize is the size of the chunks the patch is held in (a file whose
+// part is larger gets a chunk of its own).
+const chunkSize = 1 << 20
+
+// grow makes room to read into: a new chunk, with the current file's
+// part so far moved to its start, when the chunk is nearly full. Chunks
+// are never reallocated: what was emitted stays where it is.
+func (s *patchScanner) grow() {
+	if cap(s.chunk)-len(s.chunk) >= 32<<10 {
+		return
+	}
+	open := s.chunk[s.start:]
+	c := make([]byte, len(open), max(chunkSize, 2*len(open)+64<<10))
+	copy(c, open)
+	s.off -= s.start
+	s.start = 0
+	s.chunk = c
+}
+
+func (s *patchScanner) feed() {
 	for {
-		nl := bytes.IndexByte(data[s.off:], '\n')
+		nl := bytes.IndexByte(s.chunk[s.off:], '\n')
 		if nl < 0 {
 			return
 		}
-		s.line(data[s.off : s.off+nl])
+		s.line(s.off, s.chunk[s.off:s.off+nl])
 		s.off += nl + 1
 	}
 }
 
-func (s *patchScanner) end(data []byte) {
-	if s.off < len(data) {
-		s.line(data[s.off:])
-		s.off = len(data)
+func (s *patchScanner) end() {
+	if s.off < len(s.chunk) {
+		s.line(s.off, s.chunk[s.off:])
+		s.off = len(s.chunk)
 	}
 	s.flush()
-}
-
-func (s *patchScanner) flush() {
-	if s.id != "" && !s.skip {
-		s.send(s.id)
+	if s.start < len(s.chunk) {
+		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent})
 	}
-	s.id, s.skip = "", false
 }
 
-func (s *patchScanner) line(l []byte) {
+// flush ends the current file's header: its blob is requested, unless it
+// has none or is binary or a submodule.
+func (s *patchScanner) flush() {
+	if s.inHeader && s.id != "" && !s.skip {
+		s.send(s.id)
+		s.sent = s.id
+	}
+	s.inHeader, s.id, s.skip = false, "", false
+}
+
+func (s *patchScanner) line(at int, l []byte) {
 	if len(l) == 0 {
 		return
 	}
@@ -181,8 +299,13 @@ func (s *patchScanner) line(l []byte) {
 	switch {
 	case bytes.HasPrefix(l, []byte("diff --git ")):
 		s.flush()
+		if at > s.start {
+			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent})
+		}
+		s.start, s.sent, s.inHeader = at, "", true
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		s.flush()
+	case !s.inHeader:
 	case bytes.HasPrefix(l, []byte("index ")):
 		ids, mode, _ := strings.Cut(string(l[len("index "):]), " ")
 		_, nw, _ := strings.Cut(ids, "..")
@@ -199,35 +322,39 @@ func (s *patchScanner) line(l []byte) {
 	}
 }
 
-// readUntilEOF reads cat-file --batch responses until its output ends:
-// contents by object name (missing objects are left out).
-func (b *BlobReader) readUntilEOF() (map[string][]byte, error) {
-	m := map[string][]byte{}
+// each reads cat-file --batch answers until its output ends, calling fn
+// with each object's name and content (ok false for a missing object).
+func (b *BlobReader) each(fn func(id string, data []byte, ok bool)) error {
 	for {
 		header, err := b.out.ReadString('\n')
 		if err == io.EOF && header == "" {
-			return m, nil
+			return nil
 		}
 		if err != nil {
-			return m, err
+			return err
 		}
 		header = strings.TrimSuffix(header, "\n")
-		if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
+		if name, ok := strings.CutSuffix(header, " missing"); ok {
+			fn(name, nil, false)
+			continue
+		}
+		if name, ok := strings.CutSuffix(header, " ambiguous"); ok {
+			fn(name, nil, false)
 			continue
 		}
 		fields := strings.Fields(header)
 		if len(fields) != 3 {
-			return m, fmt.Errorf("unexpected header %q", header)
+			return fmt.Errorf("unexpected header %q", header)
 		}
 		size, err := strconv.Atoi(fields[2])
 		if err != nil || size < 0 {
-			return m, fmt.Errorf("bad size in %q", header)
+			return fmt.Errorf("bad size in %q", header)
 		}
 		data := make([]byte, size+1)
 		if _, err := io.ReadFull(b.out, data); err != nil {
-			return m, err
+			return err
 		}
-		m[fields[0]] = data[:size]
+		fn(fields[0], data[:size:size], true)
 	}
 }
 

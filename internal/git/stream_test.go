@@ -3,7 +3,11 @@ package git_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -20,6 +24,14 @@ import (
 // while blob ids are being sent.
 func TestDiffBlobs(t *testing.T) {
 	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	testDiffBlobs(t, ctx, r, base, head)
+}
+
+// awkwardChange is a change with every awkward kind of file, and enough
+// files (and a large one) that its patch arrives in many reads.
+func awkwardChange(t *testing.T) (*gittest.Repo, string, string) {
 	sub := gittest.New(t)
 	sub.Write("s.txt", "s\n")
 	sub.Commit("sub")
@@ -54,8 +66,10 @@ func TestDiffBlobs(t *testing.T) {
 	}
 	repo.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.Dir, "vendor/sub")
 	head := repo.Commit("change")
+	return repo, base, head
+}
 
-	r := &git.Runner{Dir: repo.Dir}
+func testDiffBlobs(t *testing.T, ctx context.Context, r *git.Runner, base, head string) {
 	for _, paths := range [][]string{nil, {"keep.go", "many/f007.go", "img.bin", "vendor/sub"}} {
 		want, err := r.Diff(ctx, base, head, paths...)
 		if err != nil {
@@ -113,5 +127,76 @@ func TestDiffBlobs(t *testing.T) {
 	}
 	if _, err := r.DiffBlobs(ctx, base, head, "../outside"); err == nil || !strings.Contains(err.Error(), "outside repository") {
 		t.Errorf("pathspec outside the repository: %v", err)
+	}
+}
+
+// TestDiffFiles: each file's part of the streamed patch starts at its
+// "diff --git" line, parses (ParseFrom) to exactly the file the whole
+// patch parses to there, and comes with its own blob; an error from the
+// callback stops the stream and is returned.
+func TestDiffFiles(t *testing.T) {
+	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	whole, err := r.Diff(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := diff.Parse(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*diff.File
+	line, blobs := 1, 0
+	info, err := r.DiffFiles(ctx, base, head, func(fd git.FileDiff) error {
+		if !bytes.HasPrefix(fd.Patch, []byte("diff --git ")) {
+			t.Errorf("a part starts with %q", fd.Patch[:min(len(fd.Patch), 40)])
+		}
+		fs, err := diff.ParseFrom(fd.Patch, line)
+		if err != nil || len(fs) != 1 {
+			t.Fatalf("part at line %d: %d files, %v", line, len(fs), err)
+		}
+		line += bytes.Count(fd.Patch, []byte("\n"))
+		if fd.HasBlob {
+			blobs++
+			if fd.BlobID != fs[0].NewBlob {
+				t.Errorf("%s: blob %s, want %s", fs[0].Path(), fd.BlobID, fs[0].NewBlob)
+			}
+		} else if fs[0].NewBlob != "" && !fs[0].Binary && !fs[0].Submodule {
+			t.Errorf("%s: no blob", fs[0].Path())
+		}
+		got = append(got, fs...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(whole)
+	if info.SHA256 != hex.EncodeToString(sum[:]) || info.Size != len(whole) {
+		t.Errorf("patch %s, %d bytes; want %x, %d bytes", info.SHA256, info.Size, sum, len(whole))
+	}
+	if !reflect.DeepEqual(got, want) || blobs < 300 {
+		t.Errorf("parts parse to %d files (%d blobs), the whole patch to %d", len(got), blobs, len(want))
+	}
+
+	stop := errors.New("stop here")
+	n := 0
+	_, err = r.DiffFiles(ctx, base, head, func(git.FileDiff) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 3 {
+		t.Errorf("stopped after %d files with %v, want the callback's error after 3", n, err)
+	}
+}
+
+// TestParseFromLines: a part's parse errors name lines of the whole patch.
+func TestParseFromLines(t *testing.T) {
+	_, err := diff.ParseFrom([]byte("diff --git a/x b/x\n@@ -1 +1 @@\n-a\n+b\nbogus\n"), 101)
+	var pe *diff.ParseError
+	if !errors.As(err, &pe) || pe.Line != 105 {
+		t.Errorf("error %v, want one at line 105", err)
 	}
 }

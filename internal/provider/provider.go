@@ -20,6 +20,17 @@ type Provider interface {
 	ReviewProfile(ctx context.Context, req ProfileRequest) (ProfileResult, error)
 }
 
+// FilePreparer is an optional Preparer capability: the file-only work of
+// one file, started as soon as the engine has read the file (for a
+// committed range, while git still diffs the files after it). The engine
+// calls PrepareFile from one goroutine, in diff order, with files that
+// will be in Prepare's list, and always calls Prepare afterwards — with
+// no files when reading the change failed — which finishes the work.
+type FilePreparer interface {
+	Preparer
+	PrepareFile(ctx context.Context, f *ChangedFile)
+}
+
 // EvidenceBlind is an optional capability of a Provider or Verifier that
 // never reads the evidence items' contents (Item.Content), only their
 // refs and coordinates: the engine then keeps only the items' hashes.
@@ -58,8 +69,11 @@ type Change struct {
 	Files []*ChangedFile
 	// Packet is the evidence packet every candidate cites.
 	Packet *evidence.Packet
-	// RawDiff is the reviewed diff as git printed it.
-	RawDiff []byte
+	// RawDiff is the reviewed diff as git printed it, for work-tree
+	// reviews; a committed range's diff is streamed file by file and not
+	// kept whole (DiffSize is its size either way).
+	RawDiff  []byte
+	DiffSize int
 	// Subjects are the commit subjects of the range (none for a work tree).
 	Subjects []string
 }

@@ -2,6 +2,8 @@ package review
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +38,10 @@ type ChangeOptions struct {
 	// NoPacket leaves Packet nil; the caller builds it (BuildPacket), for
 	// example concurrently with other work.
 	NoPacket bool
+	// OnFile, when set, is given each file in scope as soon as it is read
+	// (for a committed range, while git still diffs the files after it),
+	// in diff order, from one goroutine.
+	OnFile func(*ChangedFile)
 	// Resolved, when set, is the range already resolved from Range (the
 	// CLI resolves it first to read the review policy from its base).
 	Resolved *git.Range
@@ -54,7 +60,12 @@ type Change struct {
 	Root       string
 	Repository string
 	Range      git.Range
+	// RawDiff is the diff of a work-tree review; a committed range's is
+	// streamed and not kept (DiffSHA256 and DiffSize describe it either
+	// way).
 	RawDiff    []byte
+	DiffSHA256 string
+	DiffSize   int
 	Files      []*ChangedFile // in scope, sorted by path
 	All        []*diff.File   // every changed file, in diff order
 	Skips      []scope.Skip
@@ -107,18 +118,39 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	}()
 	defer func() { <-side }()
 	clock.mark("resolve range")
-	// For committed ranges the new contents are read while git computes
-	// the patch: each file's new blob goes to cat-file as soon as the
-	// patch names it (git.DiffBlobs).
-	var blobData map[string][]byte
+	// A committed range is streamed (git.DiffFiles): each file is parsed,
+	// read and scoped as soon as git has written it and cat-file has its
+	// new content, and a file in scope goes to o.OnFile at once, while git
+	// still diffs the files after it. A work-tree diff is read whole.
+	var files []*diff.File
 	if rg.Worktree {
 		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, "", o.Paths...)
 	} else {
-		var p *git.Patch
-		if p, err = here.DiffBlobs(ctx, rg.DiffBase, rg.Head, o.Paths...); err == nil {
-			c.RawDiff, blobData = p.Diff, p.Blobs
-			clock.record("read new contents", p.BlobsTook)
-		}
+		line := 1
+		var info git.PatchInfo
+		info, err = here.DiffFiles(ctx, rg.DiffBase, rg.Head, func(fd git.FileDiff) error {
+			fs, err := diff.ParseFrom(fd.Patch, line)
+			if err != nil {
+				return fileError{fmt.Errorf("parse git diff: %w", err)}
+			}
+			line += bytes.Count(fd.Patch, []byte{'\n'})
+			for _, f := range fs {
+				files = append(files, f)
+				var data []byte
+				if f.Status != diff.Deleted && !f.Binary && !f.Submodule && f.NewBlob != "" {
+					if !fd.HasBlob || fd.BlobID != f.NewBlob {
+						return fileError{fmt.Errorf("read %s: blob %s missing", f.NewPath, f.NewBlob)}
+					}
+					data = fd.Blob
+				}
+				if cf := c.scopeFile(f, data, o.Scope); cf != nil && o.OnFile != nil {
+					o.OnFile(cf)
+				}
+			}
+			return nil
+		}, o.Paths...)
+		c.DiffSHA256, c.DiffSize = info.SHA256, info.Size
+		clock.record("read new contents", info.BlobsTook)
 	}
 	if err != nil {
 		// A pathspec outside the repository is the caller's mistake.
@@ -126,61 +158,45 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "outside repository") {
 			return nil, inputErr(err)
 		}
-		if !rg.Worktree && !errors.As(err, &ge) {
+		var fe fileError
+		switch {
+		case errors.As(err, &fe):
+			return nil, fe.error
+		case !rg.Worktree && !errors.As(err, &ge):
 			return nil, fmt.Errorf("read changed files at %s: %w", short(rg.Head), err)
 		}
 		return nil, err
 	}
 	clock.mark("git diff")
-	files, err := diff.Parse(c.RawDiff)
-	if err != nil {
-		return nil, fmt.Errorf("parse git diff: %w", err)
-	}
-	clock.mark("parse diff")
 	if rg.Worktree {
+		if files, err = diff.Parse(c.RawDiff); err != nil {
+			return nil, fmt.Errorf("parse git diff: %w", err)
+		}
+		clock.mark("parse diff")
 		extra, raw, err := untracked(ctx, here, root, o.Paths)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, extra...)
 		c.RawDiff = append(c.RawDiff, raw...)
+		sum := sha256.Sum256(c.RawDiff)
+		c.DiffSHA256, c.DiffSize = hex.EncodeToString(sum[:]), len(c.RawDiff)
+		// The ignore file is part of the review policy: the caller reads it
+		// from the trusted side (package policy) and sets o.Scope.Ignore.
+		for _, f := range files {
+			var data []byte
+			if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
+				if data, _, err = readWorktree(root, f.NewPath); err != nil {
+					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
+				}
+			}
+			if cf := c.scopeFile(f, data, o.Scope); cf != nil && o.OnFile != nil {
+				o.OnFile(cf)
+			}
+		}
 	}
 	c.All = files
 	<-side
-
-	// The ignore file is part of the review policy: the caller reads it
-	// from the trusted side (package policy) and sets o.Scope.Ignore.
-	for _, f := range files {
-		cf := &ChangedFile{Diff: f}
-		cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
-			Submodule: f.Submodule, ModeOnly: f.ModeOnly(), Size: -1}
-		var data []byte
-		if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
-			if rg.Worktree {
-				data, _, err = readWorktree(root, f.NewPath)
-				if err != nil {
-					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
-				}
-			} else if f.NewBlob != "" {
-				if data = blobData[f.NewBlob]; data == nil {
-					return nil, fmt.Errorf("read %s: blob %s missing", f.NewPath, f.NewBlob)
-				}
-			}
-			cand.Size = len(data)
-			cand.Head = scope.HeadLines(data, 10)
-			if bytes.IndexByte(data, 0) >= 0 {
-				cand.Binary = true
-			}
-		}
-		if skip, ok := o.Scope.Decide(cand); !ok {
-			c.Skips = append(c.Skips, skip)
-			continue
-		}
-		if data != nil {
-			cf.Content, cf.Text = splitText(data)
-		}
-		c.Files = append(c.Files, cf)
-	}
 	// Git's order can be anything (diff.orderFile, untracked files
 	// appended): the engine looks files up by path.
 	slices.SortFunc(c.Files, func(a, b *ChangedFile) int { return strings.Compare(a.Path(), b.Path()) })
@@ -193,11 +209,40 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	return c, nil
 }
 
+// fileError is an error about the patch's files themselves (they do not
+// parse, a blob is missing), as opposed to reading them.
+type fileError struct{ error }
+
+// scopeFile applies scope to a changed file with its new content (nil
+// when it has none) and adds it to c.Files or c.Skips; it returns the
+// file when it is in scope.
+func (c *Change) scopeFile(f *diff.File, data []byte, sc scope.Options) *ChangedFile {
+	cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
+		Submodule: f.Submodule, ModeOnly: f.ModeOnly(), Size: -1}
+	if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
+		cand.Size = len(data)
+		cand.Head = scope.HeadLines(data, 10)
+		if bytes.IndexByte(data, 0) >= 0 {
+			cand.Binary = true
+		}
+	}
+	if skip, ok := sc.Decide(cand); !ok {
+		c.Skips = append(c.Skips, skip)
+		return nil
+	}
+	cf := &ChangedFile{Diff: f}
+	if data != nil {
+		cf.Content, cf.Text = splitText(data)
+	}
+	c.Files = append(c.Files, cf)
+	return cf
+}
+
 // ForProviders is what providers are given of the change (package
 // provider): the files in scope, the evidence packet, the raw diff and the
 // commit subjects, shared, not copied.
 func (c *Change) ForProviders() *provider.Change {
-	return &provider.Change{Files: c.Files, Packet: c.Packet, RawDiff: c.RawDiff, Subjects: c.Subjects}
+	return &provider.Change{Files: c.Files, Packet: c.Packet, RawDiff: c.RawDiff, DiffSize: c.DiffSize, Subjects: c.Subjects}
 }
 
 // BuildPacket builds the change's evidence packet.
@@ -217,7 +262,8 @@ func (c *Change) buildPacket(maxItems int, hashOnly bool) (*evidence.Packet, err
 		head = ""
 	}
 	return evidence.Build(c.RawDiff, ef, evidence.Options{
-		Repository: c.Repository, BaseSHA: c.Range.DiffBase, HeadSHA: head, MaxItems: maxItems, HashOnly: hashOnly})
+		Repository: c.Repository, BaseSHA: c.Range.DiffBase, HeadSHA: head, MaxItems: maxItems, HashOnly: hashOnly,
+		DiffSHA256: c.DiffSHA256})
 }
 
 // untracked turns untracked files into "added" diff files, so a work-tree

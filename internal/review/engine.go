@@ -167,13 +167,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	clock := newPhaseClock()
 	clock.mark("startup")
 	progress("reading the change")
-	co := o.Change
-	co.NoPacket = true
-	ch, err := loadChange(ctx, co, clock)
-	if err != nil {
-		return nil, err
-	}
-	ChangeLoaded(len(ch.RawDiff))
 	if o.Provider == nil {
 		b, err := builtin.New()
 		if err != nil {
@@ -182,6 +175,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Provider = b
 		clock.mark("load rule packs")
 	}
+	co := o.Change
+	co.NoPacket = true
+	// A provider that can start on each file as it is read does, while
+	// git diffs the rest.
+	fp, _ := o.Provider.(provider.FilePreparer)
+	if fp != nil {
+		co.OnFile = func(f *ChangedFile) { fp.PrepareFile(ctx, f) }
+	}
+	ch, err := loadChange(ctx, co, clock)
+	if err != nil {
+		if fp != nil {
+			fp.Prepare(ctx, nil) // ends the work PrepareFile started
+		}
+		return nil, err
+	}
+	ChangeLoaded(ch.DiffSize)
 	// The evidence packet and the provider's file-only work are
 	// independent: do them at the same time.
 	var packetErr error

@@ -25,11 +25,24 @@ type Builtin struct {
 
 	once sync.Once
 	hits []rules.Hit
+
+	// early holds the files handed to PrepareFile, matched one at a time
+	// by one goroutine while the change is still being read.
+	early struct {
+		mu      sync.Mutex
+		wake    *sync.Cond
+		queue   []*provider.ChangedFile
+		hits    map[*provider.ChangedFile][]rules.Hit
+		stop    bool
+		running bool
+		done    chan struct{}
+	}
 }
 
 var (
-	_ provider.Provider = (*Builtin)(nil)
-	_ provider.Preparer = (*Builtin)(nil)
+	_ provider.Provider     = (*Builtin)(nil)
+	_ provider.Preparer     = (*Builtin)(nil)
+	_ provider.FilePreparer = (*Builtin)(nil)
 )
 
 // New loads the embedded packs plus any user packs.
@@ -83,9 +96,11 @@ func (b *Builtin) ReviewProfile(ctx context.Context, req provider.ProfileRequest
 // Prepare runs every rule once over the change (provider.Preparer).
 func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) {
 	b.once.Do(func() {
+		early := b.stopEarly()
 		files := provider.RuleFiles(changed)
-		// Files are independent: match them on every core, then keep the
-		// results in file order so output does not depend on scheduling.
+		// Files are independent: match them on every core (those
+		// PrepareFile has not matched yet), then keep the results in file
+		// order so output does not depend on scheduling.
 		per := make([][]rules.Hit, len(files))
 		var wg sync.WaitGroup
 		next := make(chan int)
@@ -94,11 +109,15 @@ func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) 
 			go func() {
 				defer wg.Done()
 				for i := range next {
-					per[i] = append(b.Rules.MatchFile(files[i], nil), secretHits(b.Rules, files[i])...)
+					per[i] = b.matchFile(files[i])
 				}
 			}()
 		}
-		for i := range files {
+		for i, f := range changed {
+			if h, ok := early[f]; ok {
+				per[i] = h
+				continue
+			}
 			next <- i
 		}
 		close(next)
@@ -108,6 +127,72 @@ func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) 
 		}
 		b.hits = append(b.hits, b.Rules.MatchChange(files, nil)...)
 	})
+}
+
+// matchFile is one file's hits: its rules, then its secrets.
+func (b *Builtin) matchFile(f *rules.File) []rules.Hit {
+	return append(b.Rules.MatchFile(f, nil), secretHits(b.Rules, f)...)
+}
+
+// PrepareFile implements provider.FilePreparer: the file is matched by
+// one goroutine while the engine reads the rest of the change (git's diff
+// keeps the other core busy); Prepare matches what is left on every core.
+func (b *Builtin) PrepareFile(ctx context.Context, f *provider.ChangedFile) {
+	e := &b.early
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stop {
+		return // Prepare has started: it matches f itself
+	}
+	if !e.running {
+		e.running = true
+		e.wake = sync.NewCond(&e.mu)
+		e.hits = map[*provider.ChangedFile][]rules.Hit{}
+		e.done = make(chan struct{})
+		go b.matchEarly(ctx)
+	}
+	e.queue = append(e.queue, f)
+	e.wake.Signal()
+}
+
+// matchEarly matches queued files until Prepare stops it.
+func (b *Builtin) matchEarly(ctx context.Context) {
+	e := &b.early
+	defer close(e.done)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		for len(e.queue) == 0 && !e.stop {
+			e.wake.Wait()
+		}
+		if e.stop || ctx.Err() != nil {
+			return
+		}
+		f := e.queue[0]
+		e.queue = e.queue[1:]
+		e.mu.Unlock()
+		h := b.matchFile(f.Rules())
+		e.mu.Lock()
+		e.hits[f] = h
+	}
+}
+
+// stopEarly stops PrepareFile's goroutine, waits for the file it is on
+// and returns the files it matched.
+func (b *Builtin) stopEarly() map[*provider.ChangedFile][]rules.Hit {
+	e := &b.early
+	e.mu.Lock()
+	e.stop = true
+	running := e.running
+	if running {
+		e.wake.Signal()
+	}
+	e.mu.Unlock()
+	if !running {
+		return nil
+	}
+	<-e.done
+	return e.hits
 }
 
 func fromHit(h rules.Hit) provider.Candidate {

@@ -231,7 +231,7 @@ func NaiveRequestBytes(req provider.ProfileRequest) int {
 	}
 	n := len(profilePrompt(req)) + len(fenceRules(strings.Repeat("0", TokenLen))) + len(profileIntro) + len(profileOutro)
 	if req.Change != nil {
-		n += len(req.Change.RawDiff)
+		n += max(len(req.Change.RawDiff), req.Change.DiffSize)
 	}
 	return n
 }
