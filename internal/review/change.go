@@ -2,9 +2,9 @@ package review
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
