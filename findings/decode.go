@@ -62,6 +62,10 @@ type DecodeOptions struct {
 	// keeps memory flat for very large bundles. The pointer is only valid
 	// during the call.
 	OnFinding func(f *Finding, valid bool)
+	// OnFindingAt, when set, is OnFinding with where the element lies in
+	// the input: bytes [start, end) hold it (white space before it
+	// included). It takes the place of OnFinding.
+	OnFindingAt func(f *Finding, valid bool, start, end int64)
 }
 
 // Decode parses and validates a bundle in one pass. It returns the decoded
@@ -120,6 +124,14 @@ type decoder struct {
 	// streamNext marks the next object or array as one whose members are
 	// read through the window (the bundle object and its findings array).
 	streamNext bool
+}
+
+// offset is the input offset of d.pos (d.data is a window of a stream).
+func (d *decoder) offset() int64 {
+	if d.st != nil {
+		return d.st.base + int64(d.pos)
+	}
+	return int64(d.pos)
 }
 
 func (d *decoder) pointer() string {
@@ -923,7 +935,7 @@ func (d *decoder) files(p *prop) []File {
 }
 
 func (d *decoder) findings(b *Bundle) {
-	if d.opts.OnFinding != nil {
+	if d.opts.OnFindingAt != nil || d.opts.OnFinding != nil {
 		var f Finding
 		if d.st != nil {
 			d.streamNext = true
@@ -935,8 +947,13 @@ func (d *decoder) findings(b *Bundle) {
 			d.spanBuf, d.evBuf, d.impBuf = [2]Span{}, [1]Evidence{}, [1]Impact{}
 			d.spans, d.evs, d.imps = d.spanBuf[:], d.evBuf[:], d.impBuf[:]
 			d.strBuf = d.strBuf[:0]
+			start := d.offset()
 			if ok, valid := d.finding(&f, i); ok {
-				d.opts.OnFinding(&f, valid)
+				if d.opts.OnFindingAt != nil {
+					d.opts.OnFindingAt(&f, valid, start, d.offset())
+				} else {
+					d.opts.OnFinding(&f, valid)
+				}
 			}
 			d.info.Findings++
 		})

@@ -141,14 +141,28 @@ func normalizeFinding(f *Finding, b *Bundle) {
 
 // compareFindings orders by location, then most severe first, then
 // category and id, so output never depends on provider or map order.
-func compareFindings(a, b Finding) int {
+func compareFindings(a, b Finding) int { return compareKeys(keyOf(&a), keyOf(&b)) }
+
+// sortKey is what compareFindings compares of a finding: kept apart from
+// the finding, it orders findings that are not in memory (the streaming
+// Normalize of NormalizeFile, FillIDs' stream).
+type sortKey struct {
+	path, category, id string
+	start, end, rank   int
+}
+
+func keyOf(f *Finding) sortKey {
+	return sortKey{path: f.Path, category: f.Category, id: f.ID, start: f.StartLine, end: f.EndLine, rank: f.Severity.Rank()}
+}
+
+func compareKeys(a, b sortKey) int {
 	return cmp.Or(
-		strings.Compare(a.Path, b.Path),
-		cmp.Compare(a.StartLine, b.StartLine),
-		cmp.Compare(a.EndLine, b.EndLine),
-		cmp.Compare(b.Severity.Rank(), a.Severity.Rank()),
-		strings.Compare(a.Category, b.Category),
-		strings.Compare(a.ID, b.ID),
+		strings.Compare(a.path, b.path),
+		cmp.Compare(a.start, b.start),
+		cmp.Compare(a.end, b.end),
+		cmp.Compare(b.rank, a.rank),
+		strings.Compare(a.category, b.category),
+		strings.Compare(a.id, b.id),
 	)
 }
 
@@ -293,17 +307,28 @@ func anchorOf(f *Finding) string {
 // assignStableIDs fills missing stable ids; findings must already be in
 // their final order so occurrence indexes are deterministic.
 func assignStableIDs(fs []Finding) {
-	seen := map[string]int{}
+	var o occurrences
 	for i := range fs {
-		f := &fs[i]
-		if f.StableID != "" {
-			continue
-		}
-		k := StableIDKey(f.Category, f.Path, anchorOf(f))
-		n := seen[k]
-		seen[k] = n + 1
-		f.StableID = StableID(f.Category, f.Path, anchorOf(f), n)
+		o.fill(&fs[i])
 	}
+}
+
+// occurrences numbers, in the findings' final order, the findings without
+// a stable id that share a (category, path, anchor), and fills their
+// stable ids (assignStableIDs one finding at a time).
+type occurrences struct{ seen map[string]int }
+
+func (o *occurrences) fill(f *Finding) {
+	if f.StableID != "" {
+		return
+	}
+	if o.seen == nil {
+		o.seen = map[string]int{}
+	}
+	k := StableIDKey(f.Category, f.Path, anchorOf(f))
+	n := o.seen[k]
+	o.seen[k] = n + 1
+	f.StableID = StableID(f.Category, f.Path, anchorOf(f), n)
 }
 
 // FillIDs sets, in place, every finding's missing id and stable_id to what
@@ -315,48 +340,117 @@ func assignStableIDs(fs []Finding) {
 // with occurrence indexes counted in Normalize's order. Ids already
 // present are kept. It is for consumers of bundles as written by others,
 // such as the seed's minimal bundle, which carry neither: SARIF needs a
-// stable id for every result's partialFingerprints.
+// stable id for every result's partialFingerprints. It is IDFiller over
+// the bundle's findings.
 func FillIDs(b *Bundle, repo string) {
-	missing := false
-	for i := range b.Findings {
-		if b.Findings[i].ID == "" || b.Findings[i].StableID == "" {
-			missing = true
-			break
-		}
-	}
-	if !missing {
+	if !MissingIDs(b.Findings) {
 		return
 	}
-	repo = cmp.Or(repo, b.Repo, "local")
-	// views are the findings as Normalize would see them: back-filled
-	// location, review id and severity, its recomputed id.
-	views := make([]Finding, len(b.Findings))
-	order := make([]int, len(b.Findings))
+	x := NewIDFiller(b, repo)
 	for i := range b.Findings {
-		views[i] = idView(&b.Findings[i], b)
-		views[i].ID = ID(repo, b.HeadSHA, &views[i])
-		order[i] = i
+		x.Add(&b.Findings[i])
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return compareFindings(views[x], views[y]) })
-	seen := map[string]int{}
+	x.Done()
 	computed := false
-	for _, i := range order {
-		f, v := &b.Findings[i], &views[i]
-		if f.ID == "" {
-			f.ID = v.ID
-		}
-		if f.StableID != "" {
-			continue
-		}
-		k := StableIDKey(v.Category, v.Path, anchorOf(v))
-		n := seen[k]
-		seen[k] = n + 1
-		f.StableID = StableID(v.Category, v.Path, anchorOf(v), n)
-		computed = true
+	for i := range b.Findings {
+		computed = x.Fill(&b.Findings[i]) || computed
 	}
 	if computed && b.FingerprintVersion == "" {
 		b.FingerprintVersion = FingerprintVersion
 	}
+}
+
+// MissingIDs reports whether a finding lacks an id or a stable id.
+func MissingIDs(fs []Finding) bool {
+	for i := range fs {
+		if fs[i].ID == "" || fs[i].StableID == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// IDFiller is FillIDs for findings that are not in memory together: Add
+// sees every finding of the bundle in order (the first pass), Done orders
+// what it kept, and Fill then sees the same findings in the same order
+// again (the second pass) and fills each one's missing ids. It keeps, per
+// finding without a stable id, its place in Normalize's order (path,
+// category, computed id, lines, severity and the stable id's key); nothing
+// for the others.
+type IDFiller struct {
+	hdr              *Bundle
+	repo             string
+	recs             []idRec
+	added, filled, r int
+	done             bool
+}
+
+type idRec struct {
+	key sortKey
+	ord int
+	sid string // the StableIDKey
+	occ int
+}
+
+// NewIDFiller fills ids of findings of the bundle whose header is hdr
+// (its findings are not read); repo as FillIDs'.
+func NewIDFiller(hdr *Bundle, repo string) *IDFiller {
+	return &IDFiller{hdr: hdr, repo: cmp.Or(repo, hdr.Repo, "local")}
+}
+
+// Add records f (the next finding in order), which it does not keep.
+func (x *IDFiller) Add(f *Finding) {
+	ord := x.added
+	x.added++
+	if f.StableID != "" {
+		return
+	}
+	v := idView(f, x.hdr)
+	v.ID = ID(x.repo, x.hdr.HeadSHA, &v)
+	k := keyOf(&v)
+	k.path, k.category = strings.Clone(k.path), strings.Clone(k.category)
+	x.recs = append(x.recs, idRec{key: k, ord: ord, sid: StableIDKey(v.Category, v.Path, anchorOf(&v))})
+}
+
+// Done numbers the occurrences; call it between the passes.
+func (x *IDFiller) Done() {
+	x.done = true
+	recs := x.recs
+	slices.SortFunc(recs, func(a, b idRec) int { return cmp.Or(compareKeys(a.key, b.key), cmp.Compare(a.ord, b.ord)) })
+	seen := map[string]int{}
+	for i := range recs {
+		recs[i].occ = seen[recs[i].sid]
+		seen[recs[i].sid]++
+	}
+	slices.SortFunc(recs, func(a, b idRec) int { return cmp.Compare(a.ord, b.ord) })
+}
+
+// Fill sets f's missing id and stable id (f is the next finding in the
+// order Add saw them); it reports whether it computed a stable id.
+func (x *IDFiller) Fill(f *Finding) bool {
+	if !x.done {
+		panic("findings: IDFiller.Fill before Done")
+	}
+	ord := x.filled
+	x.filled++
+	if f.ID != "" && f.StableID != "" {
+		return false
+	}
+	v := idView(f, x.hdr)
+	if f.ID == "" {
+		f.ID = ID(x.repo, x.hdr.HeadSHA, &v)
+	}
+	if f.StableID != "" {
+		return false
+	}
+	for x.r < len(x.recs) && x.recs[x.r].ord < ord {
+		x.r++
+	}
+	if x.r >= len(x.recs) || x.recs[x.r].ord != ord {
+		panic("findings: IDFiller.Fill saw other findings than Add")
+	}
+	f.StableID = StableID(v.Category, v.Path, anchorOf(&v), x.recs[x.r].occ)
+	return true
 }
 
 // idView is what the id recipes and Normalize's order see of f, computed

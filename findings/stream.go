@@ -66,8 +66,8 @@ type readFailure struct{ err error }
 // first (diffpal and DiffPal write it first). The error is a *SyntaxError,
 // as Decode's, or the reader's error.
 func DecodeReader(r io.Reader, limit int64, opts DecodeOptions) (b *Bundle, info ReadInfo, problems Problems, err error) {
-	if opts.OnFinding == nil {
-		return nil, ReadInfo{}, nil, errors.New("findings.DecodeReader: OnFinding is required")
+	if opts.OnFinding == nil && opts.OnFindingAt == nil {
+		return nil, ReadInfo{}, nil, errors.New("findings.DecodeReader: OnFinding or OnFindingAt is required")
 	}
 	if limit <= 0 {
 		limit = DefaultMaxBytes

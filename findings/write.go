@@ -13,43 +13,78 @@ import (
 
 // Encode writes a bundle as indented JSON (two spaces, keys in the order of
 // the Bundle type). It streams findings one at a time, so memory stays flat
-// however many there are. It does not normalize or validate.
+// however many there are. It does not normalize or validate. It is an
+// Encoder over b's findings.
 func Encode(w io.Writer, b *Bundle) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	hdr := *b
-	hdr.Findings = nil
-	head, err := json.MarshalIndent(&hdr, "", "  ")
+	e, err := NewEncoder(w, b)
 	if err != nil {
 		return err
+	}
+	for i := range b.Findings {
+		if err := e.Finding(&b.Findings[i]); err != nil {
+			return err
+		}
+	}
+	return e.Close()
+}
+
+// Encoder writes a bundle whose findings come one at a time: the header
+// (hdr without its findings) at NewEncoder, each finding at Finding, the
+// end at Close; the bytes are Encode's for the same bundle.
+type Encoder struct {
+	bw  *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+}
+
+// NewEncoder writes hdr's fields (its Findings are ignored) to w, through
+// a buffer that Close flushes.
+func NewEncoder(w io.Writer, hdr *Bundle) (*Encoder, error) {
+	e := &Encoder{bw: bufio.NewWriterSize(w, 256<<10)}
+	h := *hdr
+	h.Findings = nil
+	head, err := json.MarshalIndent(&h, "", "  ")
+	if err != nil {
+		return nil, err
 	}
 	// Findings is the last field, so the header ends with it as null.
 	const tail = "\"findings\": null\n}"
 	if !bytes.HasSuffix(head, []byte(tail)) {
-		return errors.New("internal: findings is not the last bundle field")
+		return nil, errors.New("internal: findings is not the last bundle field")
 	}
-	bw.Write(head[:len(head)-len("null\n}")])
-	if len(b.Findings) == 0 {
-		bw.WriteString("[]\n}\n")
-		return bw.Flush()
+	e.bw.Write(head[:len(head)-len("null\n}")])
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	e.enc.SetIndent("    ", "  ")
+	return e, nil
+}
+
+// Finding writes the next finding.
+func (e *Encoder) Finding(f *Finding) error {
+	e.buf.Reset()
+	if err := e.enc.Encode(f); err != nil {
+		return fmt.Errorf("finding %d: %w", e.n, err)
 	}
-	bw.WriteString("[")
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
-	for i := range b.Findings {
-		buf.Reset()
-		if err := enc.Encode(&b.Findings[i]); err != nil {
-			return fmt.Errorf("finding %d: %w", i, err)
-		}
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	if e.n == 0 {
+		e.bw.WriteString("[")
+	} else {
+		e.bw.WriteByte(',')
 	}
-	bw.WriteString("\n  ]\n}\n")
-	return bw.Flush()
+	e.n++
+	e.bw.WriteString("\n    ")
+	_, err := e.bw.Write(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+// Close ends the findings array and the bundle and flushes.
+func (e *Encoder) Close() error {
+	if e.n == 0 {
+		e.bw.WriteString("[]\n}\n")
+	} else {
+		e.bw.WriteString("\n  ]\n}\n")
+	}
+	return e.bw.Flush()
 }
 
 // WriteFile normalizes and validates b, then writes it to path atomically:

@@ -20,6 +20,10 @@
 // blocking) and encoded with findings.Encode a chunk at a time, so memory
 // stays flat for millions of findings and the bytes are exactly those of
 // Normalize+Encode over the whole bundle (-selfcheck verifies that).
+//
+// -old writes the same findings as an older bundle for `diffpal upgrade`
+// to convert: version v2, no id, stable_id, fingerprint_version or gate,
+// and each chunk's findings in reverse order (so upgrade has to sort).
 package main
 
 import (
@@ -44,6 +48,7 @@ func main() {
 	every := flag.Int("blocking-every", 0, "make every K-th finding blocking (0: no finding blocks)")
 	seed := flag.Uint64("seed", 1, "random seed; the same flags always give the same bytes")
 	chunk := flag.Int("chunk", 4096, "findings normalized and encoded per batch")
+	old := flag.Bool("old", false, "write an older bundle for `diffpal upgrade`: version v2, no id, stable_id, fingerprint_version or gate, findings of each chunk in reverse order")
 	selfcheck := flag.Bool("selfcheck", false, "also build the bundle in memory with findings.Normalize+Encode and fail unless the bytes match (small -n only)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: gen -n N [-o FILE] [-blocking-every K] [-seed S]\n")
@@ -54,7 +59,11 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cfg := config{N: *n, BlockingEvery: *every, Seed: *seed, Chunk: *chunk}
+	if *old && *selfcheck {
+		fmt.Fprintln(os.Stderr, "gen: -selfcheck checks a v3 bundle; not with -old")
+		os.Exit(2)
+	}
+	cfg := config{N: *n, BlockingEvery: *every, Seed: *seed, Chunk: *chunk, Old: *old}
 	if err := run(cfg, *out, *selfcheck); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
@@ -66,6 +75,10 @@ type config struct {
 	BlockingEvery int
 	Seed          uint64
 	Chunk         int
+	// Old writes a v2 bundle without ids, stable ids, fingerprint
+	// version or gate, each chunk's findings reversed: what `diffpal
+	// upgrade` turns into the v3 bundle of the same flags.
+	Old bool
 }
 
 func run(cfg config, out string, selfcheck bool) error {
@@ -147,6 +160,9 @@ func stream(w io.Writer, cfg config) (stats, error) {
 	if cfg.N > 0 {
 		hdr.FingerprintVersion = findings.FingerprintVersion // as Normalize sets it for a non-empty bundle
 	}
+	if cfg.Old {
+		hdr.Version, hdr.FingerprintVersion, hdr.Gate = findings.V2, "", nil
+	}
 	var buf bytes.Buffer
 	if err := findings.Encode(&buf, hdr); err != nil {
 		return st, err
@@ -184,6 +200,12 @@ func stream(w io.Writer, cfg config) (stats, error) {
 			if f.Severity == findings.High || f.Severity == findings.Critical {
 				st.highCrit++
 			}
+		}
+		if cfg.Old {
+			for i := range part.Findings {
+				part.Findings[i].ID, part.Findings[i].StableID = "", ""
+			}
+			slices.Reverse(part.Findings)
 		}
 		buf.Reset()
 		if err := findings.Encode(&buf, part); err != nil {

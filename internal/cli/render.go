@@ -13,7 +13,6 @@ import (
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/git"
 	"github.com/diffpalhq/diffpal/internal/output"
-	"github.com/diffpalhq/diffpal/internal/output/html"
 	"github.com/diffpalhq/diffpal/internal/output/markdown"
 	"github.com/diffpalhq/diffpal/internal/output/sarif"
 	"github.com/diffpalhq/diffpal/internal/review"
@@ -110,15 +109,26 @@ func renderRun(ctx context.Context, opts *RenderOptions) error {
 		return usageErr("--format %q: want %s", opts.Format, strings.Join(renderFormats, ", "))
 	}
 	name := displayName(opts.Input)
-	data, err := readBundleBytes(opts.IO, opts.Input)
-	if err != nil {
-		return usageErr("%s: %s", name, errorText(err, opts.Input))
+	// The bundle is read through a window (findings.ScanFile), then again
+	// as the format needs it: memory is what the format keeps per finding
+	// (html: its place in the page's order; sarif: nothing; markdown: the
+	// first markdown.MaxFindings findings) and one finding.
+	var each func(*findings.Finding)
+	var rules sarif.Rules
+	var summary markdown.Summary
+	switch opts.Format {
+	case output.SARIF:
+		each = rules.Add
+	case output.Markdown:
+		each = summary.Add
 	}
-	b, info, err := findings.Parse(data)
+	bf, done, err := scanBundle(opts.IO, opts.Input, each)
 	if err != nil {
-		return usageErr("%s: %v (run `diffpal validate %s` for every problem)", name, err, opts.Input)
+		return err
 	}
-	printWarnings(opts.IO.ErrOut, name, info.Warnings)
+	defer done()
+	b := bf.Header
+	printWarnings(opts.IO.ErrOut, name, bf.Info.Warnings)
 	res, err := opts.session(b)
 	if err != nil {
 		return err
@@ -126,30 +136,28 @@ func renderRun(ctx context.Context, opts *RenderOptions) error {
 	var write func(io.Writer) error
 	switch opts.Format {
 	case output.SARIF:
-		log := sarif.Convert(b, output.SARIFTool())
-		write = func(w io.Writer) error { return sarif.Encode(w, log) }
+		write = func(w io.Writer) error { return sarif.WriteFile(w, bf, &rules, output.SARIFTool()) }
 	case output.Markdown:
 		var audit *review.Audit
 		if res != nil {
 			audit = &res.Audit
 		}
 		in := output.SummaryInfoOf(b, audit)
-		write = func(w io.Writer) error { return markdown.Write(w, b, in) }
+		write = func(w io.Writer) error { return summary.Write(w, b, in) }
 	case output.HTML:
-		var rep *html.Report
-		src, done := headSource(ctx, opts.Dir, b.HeadSHA)
-		defer done()
-		if res != nil {
-			rep = output.BuildReport(b, &res.Audit, &res.Session, src, nil)
-		} else {
-			rep = output.BuildReport(b, nil, nil, src, nil)
+		src, srcDone := headSource(ctx, opts.Dir, b.HeadSHA)
+		defer srcDone()
+		write = func(w io.Writer) error {
+			if res != nil {
+				return output.WriteReportFile(w, bf, &res.Audit, &res.Session, src, nil)
+			}
+			return output.WriteReportFile(w, bf, nil, nil, src, nil)
 		}
-		write = func(w io.Writer) error { return html.Write(w, rep) }
 	}
 	if written, err := writeOutOrStdout(ctx, opts.IO, opts.Dir, opts.Out, write); err != nil || !written {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "render: %s %s findings=%d version=%s\n", opts.Format, textsafe.Terminal(opts.Out), len(b.Findings), info.Effective)
+	fmt.Fprintf(opts.IO.ErrOut, "render: %s %s findings=%d version=%s\n", opts.Format, textsafe.Terminal(opts.Out), bf.Len(), bf.Info.Effective)
 	return nil
 }
 
@@ -206,17 +214,35 @@ func headSource(ctx context.Context, dir, head string) (src output.Source, done 
 	if err != nil {
 		return nil, done
 	}
-	cache := map[string][]string{}
+	// The last few files read are kept (the report reads findings in
+	// path order, so one would do): at most maxCachedSources files of at
+	// most maxSourceFile bytes each, whatever the number of files.
+	type cached struct {
+		path  string
+		lines []string
+	}
+	var cache []cached
 	return func(path string) []string {
-		if l, ok := cache[path]; ok {
-			return l
+		for i, c := range cache {
+			if c.path == path {
+				copy(cache[1:i+1], cache[:i])
+				cache[0] = c
+				return c.lines
+			}
 		}
 		var lines []string
 		out, ok, err := br.ReadLimit(sha+":"+path, maxSourceFile)
 		if err == nil && ok && !bytes.ContainsRune(out, 0) {
 			lines = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 		}
-		cache[path] = lines
+		if len(cache) < maxCachedSources {
+			cache = append(cache, cached{})
+		}
+		copy(cache[1:], cache[:len(cache)-1])
+		cache[0] = cached{path, lines}
 		return lines
 	}, func() { br.Close() }
 }
+
+// maxCachedSources is how many files' lines headSource keeps.
+const maxCachedSources = 4

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -89,23 +90,84 @@ The default --out is diffpal.sarif beside the default bundle.`,
 
 func sarifRun(ctx context.Context, opts *SarifOptions) error {
 	name := displayName(opts.Input)
-	data, err := readBundleBytes(opts.IO, opts.Input)
+	// The bundle is read through a window, twice (the rules need every
+	// finding's category before the first result): memory is the rules
+	// and one finding, whatever the size of the bundle.
+	var rules sarif.Rules
+	bf, done, err := scanBundle(opts.IO, opts.Input, rules.Add)
 	if err != nil {
-		return usageErr("%s: %s", name, errorText(err, opts.Input))
+		return err
 	}
-	b, info, err := findings.Parse(data)
-	if err != nil {
-		return usageErr("%s: %v (run `diffpal validate %s` for every problem)", name, err, opts.Input)
-	}
-	printWarnings(opts.IO.ErrOut, name, info.Warnings)
-	log := sarif.Convert(b, output.SARIFTool())
-	write := func(w io.Writer) error { return sarif.Encode(w, log) }
+	defer done()
+	printWarnings(opts.IO.ErrOut, name, bf.Info.Warnings)
+	write := func(w io.Writer) error { return sarif.WriteFile(w, bf, &rules, output.SARIFTool()) }
 	// The working directory (-C, or the top level holding the default
 	// bundle) is the trusted base: in CI it is the checkout, whose
 	// directories a pull request controls.
 	if written, err := writeOutOrStdout(ctx, opts.IO, opts.outBase, opts.Out, write); err != nil || !written {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "sarif=%s findings=%d version=%s\n", opts.Out, len(b.Findings), info.Effective)
+	fmt.Fprintf(opts.IO.Out, "sarif=%s findings=%d version=%s\n", opts.Out, bf.Len(), bf.Info.Effective)
 	return nil
+}
+
+// scanBundle opens the bundle at path ("-": standard input, copied to a
+// temporary file first, as a named pipe is) and scans it
+// (findings.ScanFile: decoded and validated through a window, each seeing
+// every finding), for the commands that then read it again to write
+// (sarif, render, upgrade). Its errors are the usage errors those
+// commands gave when they read the whole bundle: the file (or the size
+// limit) named as readBundleBytes names it, a bundle that is not JSON or
+// breaks its version's rules with the advice to run validate; a bundle
+// with problems is refused only when each is set (upgrade lists them
+// itself). done closes the file.
+func scanBundle(ios *IOStreams, path string, each func(*findings.Finding)) (bf *findings.BundleFile, done func(), err error) {
+	bf, problems, done, err := scanBundleProblems(ios, path, each, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(problems) > 0 {
+		done()
+		return nil, nil, usageErr("%s: %v (run `diffpal validate %s` for every problem)", displayName(path), problems, path)
+	}
+	return bf, done, nil
+}
+
+// scanBundleProblems is scanBundle that returns the bundle's problems
+// instead of refusing it; advise adds the advice to run validate to a
+// syntax error (upgrade names it alone).
+func scanBundleProblems(ios *IOStreams, path string, each func(*findings.Finding), advise bool) (*findings.BundleFile, findings.Problems, func(), error) {
+	name := displayName(path)
+	readErr := func(err error) error { return usageErr("%s: %s", name, errorText(limitHint(err), path)) }
+	limit, err := maxBundleBytes(ios)
+	if err != nil {
+		return nil, nil, nil, readErr(err)
+	}
+	var r io.ReaderAt
+	var size int64
+	var done func()
+	if path == "-" {
+		r, size, done, err = findings.Spool(ios.In, limit)
+	} else {
+		r, size, done, err = findings.OpenFile(path, limit)
+	}
+	if err != nil {
+		return nil, nil, nil, readErr(err)
+	}
+	bf, problems, err := findings.ScanFile(r, size, limit, each)
+	if err != nil {
+		done()
+		var se *findings.SyntaxError
+		if errors.As(err, &se) {
+			if !advise {
+				return nil, nil, nil, usageErr("%s: %v", name, err)
+			}
+			return nil, nil, nil, usageErr("%s: %v (run `diffpal validate %s` for every problem)", name, err, path)
+		}
+		if path != "-" {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, nil, nil, readErr(err)
+	}
+	return bf, problems, done, nil
 }

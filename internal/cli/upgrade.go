@@ -81,14 +81,15 @@ func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 		return usageErr("invalid --block-on %q: want one of low, medium, high, critical", opts.BlockOn)
 	}
 	name := displayName(opts.File)
-	data, err := readBundleBytes(opts.IO, opts.File)
+	// Streamed (findings.NormalizeFile): the bundle is read through a
+	// window, once to validate it, once to put its findings in order and
+	// once, in that order, to write them; memory is about 150 bytes per
+	// finding (its place in the order) and one finding.
+	bf, problems, done, err := scanBundleProblems(opts.IO, opts.File, nil, false)
 	if err != nil {
-		return usageErr("%s: %s", name, errorText(err, opts.File))
+		return err
 	}
-	b, info, problems, err := findings.Decode(data, findings.DecodeOptions{})
-	if err != nil {
-		return usageErr("%s: %v", name, err)
-	}
+	defer done()
 	// Every problem blocks: a value of the wrong type would otherwise be
 	// rewritten as zero. What upgrading repairs (severity case) the
 	// decoder already read as a warning, not a problem.
@@ -98,10 +99,14 @@ func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 		}
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(problems))}
 	}
-	from := info.Effective
-	b.Version = findings.CurrentVersion
+	from := bf.Info.Effective
+	hdr := *bf.Header
+	hdr.Version = findings.CurrentVersion
 	nopts := findings.Options{Repo: opts.Repo, Policy: findings.Policy{BlockOn: blockOn}}
-	if err := findings.Normalize(b, nopts); err != nil {
+	// invalid is what would still be wrong after upgrading; then nothing
+	// is written (the atomic write is abandoned; standard output is only
+	// written after a pass that checks).
+	invalid := func(err error) error {
 		var ps findings.Problems
 		if !errors.As(err, &ps) {
 			return ioErr(err)
@@ -111,23 +116,35 @@ func upgradeRun(ctx context.Context, opts *UpgradeOptions) error {
 		}
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: cannot upgrade an invalid bundle (%d problems); nothing was written", name, len(ps))}
 	}
-	write := func(w io.Writer) error { return findings.Encode(w, b) }
+	var upgradeErr error
+	n := 0
+	write := func(w io.Writer) error {
+		n, upgradeErr = findings.NormalizeFile(bf, &hdr, nopts, w)
+		return upgradeErr
+	}
 	dest := opts.Out
 	if opts.InPlace {
 		dest = opts.File
 	}
 	if dest == "" || dest == "-" {
+		if _, err := findings.NormalizeFile(bf, &hdr, nopts, nil); err != nil {
+			return invalid(err)
+		}
 		if err := write(opts.IO.Out); err != nil {
-			return ioErr(err)
+			return invalid(err)
 		}
 	} else if err := writeOutput(ctx, opts.Dir, dest, safefile.Options{Perm: 0o644, Keep: opts.InPlace}, write); err != nil {
+		var ps findings.Problems
+		if errors.As(upgradeErr, &ps) {
+			return invalid(upgradeErr)
+		}
 		if opts.InPlace {
 			return err
 		}
 		return stdoutHint(err, "-o")
 	}
 	if dest != "" && dest != "-" {
-		fmt.Fprintf(opts.IO.ErrOut, "upgraded %s from %s to %s: %d findings, written to %s\n", name, from, b.Version, len(b.Findings), dest)
+		fmt.Fprintf(opts.IO.ErrOut, "upgraded %s from %s to %s: %d findings, written to %s\n", name, from, hdr.Version, n, dest)
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ type SARIFFormat struct{ Tool sarif.Tool }
 func (SARIFFormat) Name() string        { return SARIF }
 func (SARIFFormat) DefaultFile() string { return "diffpal.sarif" }
 func (f SARIFFormat) Write(w io.Writer, res *review.Result) error {
-	return sarif.Encode(w, sarif.Convert(res.Bundle, f.Tool))
+	return sarif.Write(w, res.Bundle, f.Tool)
 }
 
 // EncodeJSON writes v as indented JSON without HTML escaping, as every

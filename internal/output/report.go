@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -76,70 +75,56 @@ var profileOf = regexp.MustCompile(`^rule \S+ \(([a-z][a-z0-9_]*)\):`)
 
 // BuildReport makes the report of a bundle. audit and session are nil
 // when only the bundle is known (diffpal render without qa-session.json);
-// src gives snippet lines (nil: none); red redacts snippet lines.
+// src gives snippet lines (nil: none); red redacts snippet lines. It is a
+// ReportBuilder over b's findings.
 func BuildReport(b *findings.Bundle, audit *review.Audit, session *qa.Session, src Source, red func(string) string) *html.Report {
+	rb := NewReportBuilder(b, audit, session, src, red)
+	var fs []html.Finding
+	for i := range b.Findings {
+		rb.Count(&b.Findings[i])
+		fs = append(fs, rb.Finding(&b.Findings[i], true))
+	}
+	r := rb.Report()
+	r.Findings = fs
+	return r
+}
+
+// ReportBuilder makes the report of a bundle whose findings are not in
+// memory (diffpal render): the header and the audit at NewReportBuilder,
+// each finding's html.Finding at Finding (as often as needed), the files'
+// counts and the decision from Count, the rest of the report at Report.
+// It keeps one count per file path.
+type ReportBuilder struct {
+	b                      *findings.Bundle
+	r                      *html.Report
+	link                   weblink.Repo
+	linkable               bool
+	baseNew, baseUnchanged map[string]bool
+	src                    Source
+	red                    func(string) string
+	perFile                map[string]*int
+	files                  []string // perFile's keys in order of first count
+	counter                findings.Counter
+}
+
+// NewReportBuilder starts the report of the bundle whose header is b (its
+// findings are not read); the arguments are BuildReport's.
+func NewReportBuilder(b *findings.Bundle, audit *review.Audit, session *qa.Session, src Source, red func(string) string) *ReportBuilder {
 	if red == nil {
 		red = secrets.Redact
 	}
 	bi := buildinfo.Get()
 	r := &html.Report{Title: "diffpal review", Repository: b.Repo, Range: ShortSHA(b.BaseSHA) + ".." + ShortSHA(cmp.Or(b.HeadSHA, "worktree")),
-		Version: bi.Version, Decision: decision(b)}
-	link, linkable := weblink.FromID(b.Repo)
-	baseNew, baseUnchanged := map[string]bool{}, map[string]bool{}
+		Version: bi.Version}
+	rb := &ReportBuilder{b: b, r: r, src: src, red: red, perFile: map[string]*int{}, baseNew: map[string]bool{}, baseUnchanged: map[string]bool{}}
+	rb.link, rb.linkable = weblink.FromID(b.Repo)
 	if audit != nil && audit.Baseline != nil {
 		for _, id := range audit.Baseline.New {
-			baseNew[id] = true
+			rb.baseNew[id] = true
 		}
 		for _, id := range audit.Baseline.Unchanged {
-			baseUnchanged[id] = true
+			rb.baseUnchanged[id] = true
 		}
-	}
-	perFile := map[string]int{}
-	for i := range b.Findings {
-		f := &b.Findings[i]
-		hf := html.Finding{StableID: cmp.Or(f.StableID, f.ID), RuleID: f.RuleID, Category: f.Category, Severity: string(f.Severity),
-			Blocking: f.Blocking, Confidence: f.Confidence, Path: f.Path, StartLine: f.StartLine, EndLine: f.EndLine,
-			Title: f.Title, Message: f.Message, Suggestion: f.Suggestion}
-		if f.Impact != nil {
-			hf.Impact = f.Impact.Summary
-		}
-		if f.Evidence != nil {
-			hf.Evidence = f.Evidence.Anchor
-			if m := profileOf.FindStringSubmatch(f.Evidence.ReasoningBasis); m != nil {
-				hf.Profile = m[1]
-			}
-		}
-		side := ""
-		if f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT" {
-			side = "LEFT"
-		}
-		hf.Side = side
-		switch {
-		case baseNew[hf.StableID]:
-			hf.Baseline = "new"
-		case baseUnchanged[hf.StableID]:
-			hf.Baseline = "unchanged"
-		}
-		if src != nil && side == "" {
-			hf.Snippet = snippet(src(f.Path), f.StartLine, f.EndLine, red)
-		}
-		if linkable {
-			sha := b.HeadSHA
-			if side == "LEFT" {
-				sha = b.BaseSHA
-			}
-			hf.Link = link.Lines(sha, f.Path, f.StartLine, f.EndLine)
-		}
-		perFile[f.Path]++
-		r.Findings = append(r.Findings, hf)
-	}
-	for _, f := range b.Files {
-		r.Files = append(r.Files, html.File{Path: f.Path, Status: f.Status, Findings: perFile[f.Path]})
-		delete(perFile, f.Path)
-	}
-	for _, p := range slices.Sorted(maps.Keys(perFile)) {
-		// A finding's file the header does not list (a hand-made bundle).
-		r.Files = append(r.Files, html.File{Path: p, Findings: perFile[p]})
 	}
 	if audit != nil {
 		r.Provider = audit.Provider
@@ -163,24 +148,107 @@ func BuildReport(b *findings.Bundle, audit *review.Audit, session *qa.Session, s
 	if session != nil && session.RunID != "" {
 		r.Session = sessionOf(session, audit)
 	}
-	return r
+	return rb
 }
 
-func decision(b *findings.Bundle) string {
-	switch t := b.Tally(); {
-	case t.Blocking > 0:
-		return "fail"
-	case len(b.Findings) > 0:
-		return "warn"
+// Count counts f (the next finding) for the files' list and the
+// decision; none of its strings is kept.
+func (rb *ReportBuilder) Count(f *findings.Finding) {
+	rb.counter.Add(f)
+	if p, ok := rb.perFile[f.Path]; ok {
+		*p++ // not assigned: the map keeps its own copy of the key
+		return
 	}
-	return "pass"
+	n := 1
+	path := strings.Clone(f.Path)
+	rb.perFile[path] = &n
+	rb.files = append(rb.files, path)
 }
 
-// snippet is lines start-ctx..end+ctx of content, redacted as one text
+// Finding is f as the report shows it, with its snippet's lines from src;
+// without full, only what html.Index.Add reads (id, category, severity,
+// blocking, path, lines, title). Its strings may be f's.
+func (rb *ReportBuilder) Finding(f *findings.Finding, full bool) html.Finding {
+	hf := html.Finding{StableID: cmp.Or(f.StableID, f.ID), Category: f.Category, Severity: string(f.Severity),
+		Blocking: f.Blocking, Path: f.Path, StartLine: f.StartLine, EndLine: f.EndLine, Title: f.Title}
+	if !full {
+		return hf
+	}
+	hf.RuleID, hf.Confidence, hf.Message, hf.Suggestion = f.RuleID, f.Confidence, f.Message, f.Suggestion
+	if f.Impact != nil {
+		hf.Impact = f.Impact.Summary
+	}
+	if f.Evidence != nil {
+		hf.Evidence = f.Evidence.Anchor
+		if m := profileOf.FindStringSubmatch(f.Evidence.ReasoningBasis); m != nil {
+			hf.Profile = m[1]
+		}
+	}
+	side := ""
+	if f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT" {
+		side = "LEFT"
+	}
+	hf.Side = side
+	switch {
+	case rb.baseNew[hf.StableID]:
+		hf.Baseline = "new"
+	case rb.baseUnchanged[hf.StableID]:
+		hf.Baseline = "unchanged"
+	}
+	if rb.src != nil && side == "" {
+		hf.Snippet = snippetOf(rb.src(f.Path), f.StartLine, f.EndLine, rb.red)
+	}
+	if rb.linkable {
+		sha := rb.b.HeadSHA
+		if side == "LEFT" {
+			sha = rb.b.BaseSHA
+		}
+		hf.Link = rb.link.Lines(sha, f.Path, f.StartLine, f.EndLine)
+	}
+	return hf
+}
+
+// Report is the report without its findings (html.Index writes them),
+// with the files' counts and the decision of the findings counted.
+func (rb *ReportBuilder) Report() *html.Report {
+	r := *rb.r
+	t := rb.counter.Result()
+	switch {
+	case t.Blocking > 0:
+		r.Decision = "fail"
+	case t.Findings > 0:
+		r.Decision = "warn"
+	default:
+		r.Decision = "pass"
+	}
+	listed := map[string]bool{}
+	for _, f := range rb.b.Files {
+		n := 0
+		if p := rb.perFile[f.Path]; p != nil && !listed[f.Path] {
+			n = *p
+		}
+		listed[f.Path] = true
+		r.Files = append(r.Files, html.File{Path: f.Path, Status: f.Status, Findings: n})
+	}
+	var rest []string
+	for _, p := range rb.files {
+		if !listed[p] {
+			rest = append(rest, p)
+		}
+	}
+	slices.Sort(rest)
+	for _, p := range rest {
+		// A finding's file the header does not list (a hand-made bundle).
+		r.Files = append(r.Files, html.File{Path: p, Findings: *rb.perFile[p]})
+	}
+	return &r
+}
+
+// snippetOf is lines start-ctx..end+ctx of content, redacted as one text
 // (a PEM block spans lines). When redaction changes the number of lines
 // the numbers would lie, so there is no snippet: the finding's anchor in
 // the bundle is redacted already.
-func snippet(content []string, start, end int, red func(string) string) *html.Snippet {
+func snippetOf(content []string, start, end int, red func(string) string) *html.Snippet {
 	if len(content) == 0 || start <= 0 || start > len(content) {
 		return nil
 	}
@@ -242,4 +310,34 @@ func sessionOf(s *qa.Session, audit *review.Audit) *html.Session {
 		out.Deep = "not needed"
 	}
 	return out
+}
+
+// WriteReportFile writes report.html of a bundle read from a file (its
+// findings are not in memory): the bytes html.Write gives for BuildReport
+// of the same bundle. It reads bf once in order (counts and the page's
+// order of the findings, html.Index), then in the page's order (in one
+// pass when the bundle is in that order, as diffpal's bundles nearly
+// are), each with its snippet from src.
+func WriteReportFile(w io.Writer, bf *findings.BundleFile, audit *review.Audit, session *qa.Session, src Source, red func(string) string) error {
+	rb := NewReportBuilder(bf.Header, audit, session, src, red)
+	var x html.Index
+	x.Grow(bf.Len())
+	if err := bf.Each(func(_ int, f *findings.Finding) error {
+		rb.Count(f)
+		hf := rb.Finding(f, false)
+		x.Add(&hf)
+		return nil
+	}); err != nil {
+		return err
+	}
+	rd := bf.Reader()
+	defer rd.Close()
+	return x.Write(w, rb.Report(), func(ord int) (*html.Finding, error) {
+		f, err := rd.Get(ord)
+		if err != nil {
+			return nil, err
+		}
+		hf := rb.Finding(f, true)
+		return &hf, nil
+	})
 }

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	_ "embed"
@@ -58,21 +59,258 @@ func severityRank(s string) int {
 // same bytes. Every string from r is made visible (textsafe: no control,
 // bidirectional or zero-width character reaches the page raw) and then
 // escaped for where it stands; the findings travel as a JSON data island
-// that the inline script renders with DOM text nodes only.
+// that the inline script renders with DOM text nodes only. It is an Index
+// over r's findings.
 func Write(w io.Writer, r *Report) error {
 	if r == nil {
 		return fmt.Errorf("html: nil report")
 	}
-	v, err := build(r)
+	var x Index
+	x.Grow(len(r.Findings))
+	for i := range r.Findings {
+		x.Add(&r.Findings[i])
+	}
+	return x.Write(w, r, func(ord int) (*Finding, error) { return &r.Findings[ord], nil })
+}
+
+// Index collects, one finding at a time, what the page shows before its
+// data island — the counts, the chart, the first NoscriptLimit findings —
+// and the page's order of the findings, so that a report whose findings
+// are not in memory (diffpal render) is written with one finding in
+// memory at a time. It keeps, per finding, its place in the order (path,
+// lines, severity, id, title, category: about 100 bytes besides the
+// strings shared between findings), never its message, evidence or
+// snippet.
+type Index struct {
+	entries  []entry
+	intern   map[string]string
+	bySev    map[string]*int
+	cats     map[string]*catCount
+	blocking int
+}
+
+// entry is a finding's place in the page's order and what the noscript
+// list shows of it, as the page shows it (visible-safe).
+type entry struct {
+	path, sev, id, title, cat string
+	start, end, rank, ord     int
+	blocking                  bool
+}
+
+type catCount struct {
+	total int
+	by    map[string]*int
+}
+
+func (x *Index) in(s string) string {
+	if v, ok := x.intern[s]; ok {
+		return v
+	}
+	if x.intern == nil {
+		x.intern = map[string]string{}
+	}
+	v := strings.Clone(s)
+	x.intern[v] = v
+	return v
+}
+
+// count adds one to m[k] without assigning to the map when k is there
+// (which would make the map keep k's memory, a streamed finding's).
+func count(m map[string]*int, k string) {
+	if p, ok := m[k]; ok {
+		*p++
+		return
+	}
+	n := 1
+	m[strings.Clone(k)] = &n
+}
+
+// Grow makes room for n more findings.
+func (x *Index) Grow(n int) { x.entries = slices.Grow(x.entries, n) }
+
+// Add records f, the next finding (its index is the order Add saw it in);
+// its snippet is not read, and none of its strings is kept.
+func (x *Index) Add(f *Finding) {
+	j := head(f)
+	e := entry{path: x.in(j.Path), sev: x.in(j.Severity), id: strings.Clone(j.ID), title: x.in(j.Title), cat: x.in(j.Category),
+		start: j.Start, end: j.End, rank: severityRank(j.Severity), ord: len(x.entries), blocking: j.Blocking}
+	x.entries = append(x.entries, e)
+	if x.bySev == nil {
+		x.bySev, x.cats = map[string]*int{}, map[string]*catCount{}
+	}
+	count(x.bySev, e.sev)
+	if e.blocking {
+		x.blocking++
+	}
+	c := x.cats[e.cat]
+	if c == nil {
+		c = &catCount{by: map[string]*int{}}
+		x.cats[e.cat] = c
+	}
+	c.total++
+	count(c.by, e.sev)
+}
+
+// islandMark stands for the data island in the rendered page: html/template
+// writes a template.JS value as it is, and every other string of the page
+// is escaped, so the mark can only be the island.
+const islandMark = "\x00diffpal-data-island\x00"
+
+// Write renders the page of r (its Findings are not read: the findings
+// are those Add saw), fetching each finding by its index with get, in the
+// page's order, to write it into the data island; the bytes are those
+// Write gives for r with those findings.
+func (x *Index) Write(w io.Writer, r *Report, get func(ord int) (*Finding, error)) error {
+	if r == nil {
+		return fmt.Errorf("html: nil report")
+	}
+	v := header(r)
+	es := x.entries
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(
+			strings.Compare(a.path, b.path),
+			cmp.Compare(a.start, b.start),
+			cmp.Compare(b.rank, a.rank),
+			strings.Compare(a.sev, b.sev),
+			cmp.Compare(a.end, b.end),
+			strings.Compare(a.id, b.id),
+			strings.Compare(a.title, b.title),
+			cmp.Compare(a.ord, b.ord),
+		)
+	})
+	v.Total, v.Blocking = len(es), x.blocking
+	sevs := slices.Clone(severityOrder)
+	var extra []string
+	for s := range x.bySev {
+		if severityRank(s) == 0 {
+			extra = append(extra, s)
+		}
+	}
+	slices.Sort(extra)
+	sevs = append(sevs, extra...)
+	for _, s := range sevs {
+		n := 0
+		if p := x.bySev[s]; p != nil {
+			n = *p
+		}
+		v.Severities = append(v.Severities, sevCount{s, n})
+	}
+	if v.Decision == "" {
+		switch {
+		case v.Blocking > 0:
+			v.Decision = "fail"
+		case v.Total > 0:
+			v.Decision = "warn"
+		default:
+			v.Decision = "pass"
+		}
+	}
+	switch v.Decision {
+	case "pass", "warn", "fail":
+		v.DecisionClass = v.Decision
+	default:
+		v.DecisionClass = "other"
+	}
+	v.Chart, v.Matrix = buildChart(x.cats, sevs)
+	shown := es
+	if len(es) > NoscriptLimit {
+		shown, v.NoscriptMore = es[:NoscriptLimit], len(es)-NoscriptLimit
+	}
+	v.Noscript = make([]jsFinding, len(shown))
+	for i, e := range shown {
+		v.Noscript[i] = jsFinding{ID: e.id, Category: e.cat, Severity: e.sev, Blocking: e.blocking, Path: e.path, Start: e.start, End: e.end, Title: e.title}
+	}
+	v.Data = template.JS(islandMark)
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, v); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	pre, post, ok := bytes.Cut(page.Bytes(), []byte(islandMark))
+	if !ok || bytes.Contains(post, []byte(islandMark)) {
+		return fmt.Errorf("html: internal: the data island's place is not unique")
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(pre)
+	head, err := marshalIsland(island{Severities: sevs, Baseline: r.Baseline != nil, Findings: []jsFinding{}})
 	if err != nil {
 		return err
 	}
+	// The island ends with the empty findings array: `[]}`.
+	bw.Write(head[:len(head)-2])
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, v); err != nil {
-		return fmt.Errorf("html: %w", err)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(true)
+	for i, e := range es {
+		f, err := get(e.ord)
+		if err != nil {
+			return err
+		}
+		buf.Reset()
+		if err := enc.Encode(finding(f)); err != nil {
+			return fmt.Errorf("html: %w", err)
+		}
+		out := bytes.TrimRight(buf.Bytes(), "\n")
+		if unescaped(out) {
+			return fmt.Errorf("html: data island is not escaped")
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(out)
 	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	bw.WriteString("]}")
+	bw.Write(post)
+	return bw.Flush()
+}
+
+// header is the view of r's fields other than its findings.
+func header(r *Report) *view {
+	v := &view{
+		Title:      line(r.Title),
+		Repository: line(r.Repository),
+		Range:      line(r.Range),
+		Why:        line(r.Why),
+		Provider:   line(r.Provider),
+		Version:    line(r.Version),
+		Decision:   line(strings.ToLower(strings.TrimSpace(r.Decision))),
+		CSS:        template.CSS(css),
+		JS:         template.JS(js),
+	}
+	if v.Title == "" {
+		v.Title = "diffpal review"
+	}
+	for _, f := range r.Files {
+		v.Files = append(v.Files, File{Path: line(f.Path), Status: line(f.Status), Findings: f.Findings})
+	}
+	slices.SortStableFunc(v.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	v.Skips = notes(r.Skips)
+	v.Drops = notes(r.Drops)
+	for _, d := range r.Drops {
+		v.DropTotal += max(d.Count, 1)
+	}
+	v.Suppressed = notes(r.Suppressed)
+	if b := r.Baseline; b != nil {
+		v.Baseline = &Baseline{New: b.New, Unchanged: b.Unchanged, Fixed: b.Fixed, FixedList: notes(b.FixedList)}
+	}
+	if s := r.Session; s != nil {
+		vs := &Session{ID: line(s.ID), Bundle: line(s.Bundle), Deep: text(s.Deep)}
+		for _, p := range s.Profiles {
+			vs.Profiles = append(vs.Profiles, Profile{Name: line(p.Name), Status: line(p.Status), Candidates: p.Candidates, Summary: text(p.Summary)})
+		}
+		for _, d := range s.Decisions {
+			vs.Decisions = append(vs.Decisions, Decision{CandidateID: line(d.CandidateID), Profile: line(d.Profile),
+				Title: line(d.Title), Decision: line(d.Decision), Rationale: text(d.Rationale)})
+		}
+		v.Session = vs
+	}
+	for _, n := range r.Notes {
+		v.Notes = append(v.Notes, text(n))
+	}
+	return v
+}
+
+func unescaped(out []byte) bool {
+	return bytes.ContainsAny(out, "<>&") || bytes.Contains(out, []byte("\u2028")) || bytes.Contains(out, []byte("\u2029"))
 }
 
 // view is what the template sees: every string already visible-safe.
@@ -145,118 +383,6 @@ type island struct {
 	Findings   []jsFinding `json:"findings"`
 }
 
-func build(r *Report) (*view, error) {
-	v := &view{
-		Title:      line(r.Title),
-		Repository: line(r.Repository),
-		Range:      line(r.Range),
-		Why:        line(r.Why),
-		Provider:   line(r.Provider),
-		Version:    line(r.Version),
-		Decision:   line(strings.ToLower(strings.TrimSpace(r.Decision))),
-		CSS:        template.CSS(css),
-		JS:         template.JS(js),
-	}
-	if v.Title == "" {
-		v.Title = "diffpal review"
-	}
-
-	fs := make([]jsFinding, len(r.Findings))
-	for i := range r.Findings {
-		fs[i] = finding(&r.Findings[i])
-	}
-	slices.SortStableFunc(fs, func(a, b jsFinding) int {
-		return cmp.Or(
-			strings.Compare(a.Path, b.Path),
-			cmp.Compare(a.Start, b.Start),
-			cmp.Compare(severityRank(b.Severity), severityRank(a.Severity)),
-			strings.Compare(a.Severity, b.Severity),
-			cmp.Compare(a.End, b.End),
-			strings.Compare(a.ID, b.ID),
-			strings.Compare(a.Title, b.Title),
-		)
-	})
-	v.Total = len(fs)
-
-	bySev := map[string]int{}
-	for _, f := range fs {
-		bySev[f.Severity]++
-		if f.Blocking {
-			v.Blocking++
-		}
-	}
-	sevs := slices.Clone(severityOrder)
-	var extra []string
-	for s := range bySev {
-		if severityRank(s) == 0 {
-			extra = append(extra, s)
-		}
-	}
-	slices.Sort(extra)
-	sevs = append(sevs, extra...)
-	for _, s := range sevs {
-		v.Severities = append(v.Severities, sevCount{s, bySev[s]})
-	}
-	if v.Decision == "" {
-		switch {
-		case v.Blocking > 0:
-			v.Decision = "fail"
-		case v.Total > 0:
-			v.Decision = "warn"
-		default:
-			v.Decision = "pass"
-		}
-	}
-	switch v.Decision {
-	case "pass", "warn", "fail":
-		v.DecisionClass = v.Decision
-	default:
-		v.DecisionClass = "other"
-	}
-	v.Chart, v.Matrix = buildChart(fs, sevs)
-
-	if len(fs) > NoscriptLimit {
-		v.Noscript, v.NoscriptMore = fs[:NoscriptLimit], len(fs)-NoscriptLimit
-	} else {
-		v.Noscript = fs
-	}
-
-	for _, f := range r.Files {
-		v.Files = append(v.Files, File{Path: line(f.Path), Status: line(f.Status), Findings: f.Findings})
-	}
-	slices.SortStableFunc(v.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	v.Skips = notes(r.Skips)
-	v.Drops = notes(r.Drops)
-	for _, d := range r.Drops {
-		v.DropTotal += max(d.Count, 1)
-	}
-	v.Suppressed = notes(r.Suppressed)
-	if b := r.Baseline; b != nil {
-		v.Baseline = &Baseline{New: b.New, Unchanged: b.Unchanged, Fixed: b.Fixed, FixedList: notes(b.FixedList)}
-	}
-	if s := r.Session; s != nil {
-		vs := &Session{ID: line(s.ID), Bundle: line(s.Bundle), Deep: text(s.Deep)}
-		for _, p := range s.Profiles {
-			vs.Profiles = append(vs.Profiles, Profile{Name: line(p.Name), Status: line(p.Status), Candidates: p.Candidates, Summary: text(p.Summary)})
-		}
-		for _, d := range s.Decisions {
-			vs.Decisions = append(vs.Decisions, Decision{CandidateID: line(d.CandidateID), Profile: line(d.Profile),
-				Title: line(d.Title), Decision: line(d.Decision), Rationale: text(d.Rationale)})
-		}
-		v.Session = vs
-	}
-	for _, n := range r.Notes {
-		v.Notes = append(v.Notes, text(n))
-	}
-
-	data, err := marshalIsland(island{Severities: sevs, Baseline: r.Baseline != nil, Findings: fs})
-	if err != nil {
-		return nil, err
-	}
-	v.Data = template.JS(data)
-	return v, nil
-}
-
 // marshalIsland encodes the data island. encoding/json escapes <, > and &
 // as \u003c, \u003e and \u0026, and U+2028 and U+2029, so no "</script>",
 // "<!--" or line terminator can end or confuse the script element; the
@@ -269,42 +395,49 @@ func marshalIsland(d island) ([]byte, error) {
 		return nil, fmt.Errorf("html: %w", err)
 	}
 	out := bytes.TrimRight(buf.Bytes(), "\n")
-	if bytes.ContainsAny(out, "<>&") || bytes.Contains(out, []byte("\u2028")) || bytes.Contains(out, []byte("\u2029")) {
+	if unescaped(out) {
 		return nil, fmt.Errorf("html: data island is not escaped")
 	}
 	return out, nil
 }
 
 func finding(f *Finding) jsFinding {
-	j := jsFinding{
-		ID:         line(f.StableID),
-		Rule:       line(f.RuleID),
-		Category:   line(strings.TrimSpace(f.Category)),
-		Severity:   line(strings.ToLower(strings.TrimSpace(f.Severity))),
-		Blocking:   f.Blocking,
-		Confidence: f.Confidence,
-		Profile:    line(f.Profile),
-		Path:       line(f.Path),
-		Start:      f.StartLine,
-		End:        f.EndLine,
-		Side:       line(f.Side),
-		Title:      line(f.Title),
-		Message:    text(f.Message),
-		Impact:     text(f.Impact),
-		Evidence:   text(f.Evidence),
-		Suggestion: text(f.Suggestion),
-		Link:       safeLink(f.Link),
-		Baseline:   line(f.Baseline),
-	}
-	if j.End < j.Start {
-		j.End = j.Start
-	}
+	j := head(f)
+	j.Rule = line(f.RuleID)
+	j.Confidence = f.Confidence
+	j.Profile = line(f.Profile)
+	j.Side = line(f.Side)
+	j.Message = text(f.Message)
+	j.Impact = text(f.Impact)
+	j.Evidence = text(f.Evidence)
+	j.Suggestion = text(f.Suggestion)
+	j.Link = safeLink(f.Link)
+	j.Baseline = line(f.Baseline)
 	if s := f.Snippet; s != nil && len(s.Lines) > 0 {
 		js := &jsSnippet{Start: s.Start, MarkStart: s.MarkStart, MarkEnd: s.MarkEnd, Lines: make([]string, len(s.Lines))}
 		for i, l := range s.Lines {
 			js.Lines[i] = code(l)
 		}
 		j.Snippet = js
+	}
+	return j
+}
+
+// head is what the page's order, counts and noscript list read of a
+// finding.
+func head(f *Finding) jsFinding {
+	j := jsFinding{
+		ID:       line(f.StableID),
+		Category: line(strings.TrimSpace(f.Category)),
+		Severity: line(strings.ToLower(strings.TrimSpace(f.Severity))),
+		Blocking: f.Blocking,
+		Path:     line(f.Path),
+		Start:    f.StartLine,
+		End:      f.EndLine,
+		Title:    line(f.Title),
+	}
+	if j.End < j.Start {
+		j.End = j.Start
 	}
 	return j
 }
@@ -409,23 +542,19 @@ type matrixRow struct {
 	Total    int
 }
 
-func buildChart(fs []jsFinding, sevs []string) (chart, matrix) {
+func buildChart(counts map[string]*catCount, sevs []string) (chart, matrix) {
 	type cat struct {
 		name  string
 		total int
 		by    map[string]int
 	}
-	idx := map[string]*cat{}
 	var cats []*cat
-	for _, f := range fs {
-		c := idx[f.Category]
-		if c == nil {
-			c = &cat{name: f.Category, by: map[string]int{}}
-			idx[f.Category] = c
-			cats = append(cats, c)
+	for name, cc := range counts {
+		c := &cat{name: name, total: cc.total, by: map[string]int{}}
+		for s, n := range cc.by {
+			c.by[s] = *n
 		}
-		c.total++
-		c.by[f.Severity]++
+		cats = append(cats, c)
 	}
 	slices.SortStableFunc(cats, func(a, b *cat) int {
 		return cmp.Or(cmp.Compare(b.total, a.total), strings.Compare(a.name, b.name))

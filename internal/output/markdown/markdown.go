@@ -71,16 +71,46 @@ const maxAnchor = 160
 // text as inline text, so that no name or message can add a heading, a
 // link, an image, HTML or a line of its own (package textsafe).
 func Write(w io.Writer, b *findings.Bundle, in Info) error {
+	return WriteSummary(w, b, b.Tally(), b.Findings[:min(len(b.Findings), MaxFindings)], in)
+}
+
+// Summary collects, one finding at a time, what the summary needs of a
+// bundle that is not in memory: the counts and the first MaxFindings
+// findings (copied).
+type Summary struct {
+	counter findings.Counter
+	first   []findings.Finding
+}
+
+// Add counts f and keeps a copy of it while fewer than MaxFindings are
+// kept.
+func (s *Summary) Add(f *findings.Finding) {
+	s.counter.Add(f)
+	if len(s.first) < MaxFindings {
+		s.first = append(s.first, f.Clone())
+	}
+}
+
+// Write renders the summary of the bundle whose header is hdr and whose
+// findings Add saw: the bytes Write gives for the whole bundle.
+func (s *Summary) Write(w io.Writer, hdr *findings.Bundle, in Info) error {
+	return WriteSummary(w, hdr, s.counter.Result(), s.first, in)
+}
+
+// WriteSummary is Write from the bundle's header (its findings are not
+// read), its counts t, and its first findings in order (at least the
+// first MaxFindings of them, or all).
+func WriteSummary(w io.Writer, b *findings.Bundle, t findings.GateResult, first []findings.Finding, in Info) error {
 	var sb strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
-	t := b.Tally()
+	total := t.Findings
 	counts, blocking := t.BySeverity, t.Blocking
 	p("# diffpal review\n\n")
 	status := "✅ passed"
 	if blocking > 0 {
 		status = fmt.Sprintf("❌ %d blocking", blocking)
 	}
-	p("**%s** · %d findings (critical %d, high %d, medium %d, low %d)", status, len(b.Findings),
+	p("**%s** · %d findings (critical %d, high %d, medium %d, low %d)", status, total,
 		counts[findings.Critical], counts[findings.High], counts[findings.Medium], counts[findings.Low])
 	if b.Gate != nil {
 		p(" · blocks on %s", textsafe.Code(string(b.Gate.BlockOn)))
@@ -115,11 +145,10 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 		}
 		p("\n")
 	}
-	if len(b.Findings) > 0 {
+	if total > 0 {
 		p("## Findings\n\n| Severity | Category | Location | Finding | Blocking |\n|---|---|---|---|---|\n")
-		for i, f := range b.Findings {
+		for i, f := range first {
 			if i == MaxFindings {
-				p("\n…and %d more in `findings.json`.\n", len(b.Findings)-MaxFindings)
 				break
 			}
 			block := ""
@@ -129,15 +158,18 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 			p("| %s | %s | %s | **%s** — %s | %s |\n", text(string(f.Severity)), text(f.Category), cell(in.locationLink(&f)),
 				text(f.Title), text(f.Message), block)
 		}
+		if total > MaxFindings {
+			p("\n…and %d more in `findings.json`.\n", total-MaxFindings)
+		}
 		p("\n")
 		// One collapsible section per file, in the bundle's order (path
 		// first), so a PR comment stays short until a reader opens a file.
 		p("### By file\n\n")
-		for i := 0; i < len(b.Findings) && i < MaxFindings; {
-			path := b.Findings[i].Path
+		for i := 0; i < len(first) && i < MaxFindings; {
+			path := first[i].Path
 			j, block := i, 0
-			for j < len(b.Findings) && j < MaxFindings && b.Findings[j].Path == path {
-				if b.Findings[j].Blocking {
+			for j < len(first) && j < MaxFindings && first[j].Path == path {
+				if first[j].Blocking {
 					block++
 				}
 				j++
@@ -147,7 +179,7 @@ func Write(w io.Writer, b *findings.Bundle, in Info) error {
 				p(", %d blocking", block)
 			}
 			p("</summary>\n\n")
-			for _, f := range b.Findings[i:j] {
+			for _, f := range first[i:j] {
 				p("- **%s** %s %s", text(strings.ToUpper(string(f.Severity))), in.locationLink(&f), text(f.Title))
 				if f.Message != "" && f.Message != f.Title {
 					p(" — %s", text(f.Message))

@@ -4,7 +4,10 @@
 package sarif
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -167,18 +170,65 @@ func SecuritySeverity(s findings.Severity) string {
 // Every result carries partialFingerprints: a finding without a stable_id
 // (or id), as in bundles written by other producers such as the seed's
 // minimal example, gets the one Normalize would give it
-// (findings.FillIDs). b itself is not changed.
+// (findings.FillIDs). b itself is not changed. Write writes the same log
+// without building it.
 func Convert(b *findings.Bundle, tool Tool) *Log {
 	b = withIDs(b)
-	worst := map[string]findings.Severity{}
+	var rs Rules
 	for i := range b.Findings {
-		f := &b.Findings[i]
-		if cur, ok := worst[f.Category]; !ok || f.Severity.Rank() > cur.Rank() {
-			worst[f.Category] = f.Severity
-		}
+		rs.Add(&b.Findings[i])
 	}
-	cats := make([]string, 0, len(worst))
-	for c := range worst {
+	rules, index := rs.rules()
+	results := make([]Result, 0, len(b.Findings))
+	for i := range b.Findings {
+		results = append(results, result(&b.Findings[i], index))
+	}
+	return &Log{
+		Schema:  SchemaURI,
+		Version: "2.1.0",
+		Runs: []Run{{
+			Tool:    ToolComponent{Driver: driver(tool, rules)},
+			Results: results,
+		}},
+	}
+}
+
+func driver(tool Tool, rules []Rule) Driver {
+	return Driver{
+		Name: tool.Name, Version: tool.Version, SemanticVer: semver(tool.Version),
+		InformationURI: tool.InformationURI, Rules: rules,
+	}
+}
+
+// Rules collects what tool.driver.rules needs from every finding: the
+// most severe severity of each category (one entry per category).
+type Rules struct {
+	worst map[string]*findings.Severity
+	// missing is set when a finding lacks an id or a stable id.
+	missing bool
+}
+
+// Add counts f (its strings are not kept: f may be a streamed finding).
+func (rs *Rules) Add(f *findings.Finding) {
+	if f.ID == "" || f.StableID == "" {
+		rs.missing = true
+	}
+	if rs.worst == nil {
+		rs.worst = map[string]*findings.Severity{}
+	}
+	// Updated through the pointer: assigning to the map again would
+	// replace the key with f's string, which a streamed finding reuses.
+	if cur, ok := rs.worst[f.Category]; !ok {
+		s := findings.Severity(strings.Clone(string(f.Severity)))
+		rs.worst[strings.Clone(f.Category)] = &s
+	} else if f.Severity.Rank() > cur.Rank() {
+		*cur = findings.Severity(strings.Clone(string(f.Severity)))
+	}
+}
+
+func (rs *Rules) rules() ([]Rule, map[string]int) {
+	cats := make([]string, 0, len(rs.worst))
+	for c := range rs.worst {
 		cats = append(cats, c)
 	}
 	slices.Sort(cats)
@@ -186,67 +236,56 @@ func Convert(b *findings.Bundle, tool Tool) *Log {
 	rules := make([]Rule, len(cats))
 	for i, c := range cats {
 		index[c] = i
+		w := *rs.worst[c]
 		rules[i] = Rule{
 			ID:                   c,
 			Name:                 ruleName(textsafe.Visible(c)),
 			ShortDescription:     Text{Text: "diffpal " + PlainText(c) + " finding"},
-			DefaultConfiguration: Configuration{Level: Level(worst[c])},
-			Properties:           RuleProperties{Category: c, SecuritySeverity: SecuritySeverity(worst[c]), Tags: []string{textsafe.Visible(c)}},
+			DefaultConfiguration: Configuration{Level: Level(w)},
+			Properties:           RuleProperties{Category: c, SecuritySeverity: SecuritySeverity(w), Tags: []string{textsafe.Visible(c)}},
 		}
 	}
-	results := make([]Result, 0, len(b.Findings))
-	for i := range b.Findings {
-		f := &b.Findings[i]
-		r := Result{
-			RuleID:    f.Category,
-			RuleIndex: index[f.Category],
-			Level:     Level(f.Severity),
-			Message:   Text{Text: messageText(f)},
-			Locations: []Location{{PhysicalLocation: PhysicalLocation{
-				ArtifactLocation: ArtifactLocation{URI: PathURI(f.Path), URIBaseID: "%SRCROOT%"},
-			}}},
-			Properties: ResultProperties{
-				ID: f.ID, StableID: f.StableID, Severity: string(f.Severity),
-				Confidence: f.Confidence, Blocking: f.Blocking, Provider: f.Provider,
-			},
-		}
-		if f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT" {
-			r.Properties.RemovedLines = fmt.Sprintf("%d-%d", f.StartLine, f.EndLine)
-			r.Message.Text = fmt.Sprintf("(removed lines %d-%d) %s", f.StartLine, f.EndLine, r.Message.Text)
-		} else {
-			r.Locations[0].PhysicalLocation.Region = &Region{StartLine: f.StartLine, EndLine: f.EndLine}
-		}
-		if f.StableID != "" {
-			r.PartialFingerprints = map[string]string{FingerprintKey: f.StableID}
-		}
-		results = append(results, r)
+	return rules, index
+}
+
+// result is f's SARIF result; index maps categories to rule indexes.
+func result(f *findings.Finding, index map[string]int) Result {
+	r := Result{
+		RuleID:    f.Category,
+		RuleIndex: index[f.Category],
+		Level:     Level(f.Severity),
+		Message:   Text{Text: messageText(f)},
+		Locations: []Location{{PhysicalLocation: PhysicalLocation{
+			ArtifactLocation: ArtifactLocation{URI: PathURI(f.Path), URIBaseID: "%SRCROOT%"},
+		}}},
+		Properties: ResultProperties{
+			ID: f.ID, StableID: f.StableID, Severity: string(f.Severity),
+			Confidence: f.Confidence, Blocking: f.Blocking, Provider: f.Provider,
+		},
 	}
-	return &Log{
-		Schema:  SchemaURI,
-		Version: "2.1.0",
-		Runs: []Run{{
-			Tool: ToolComponent{Driver: Driver{
-				Name: tool.Name, Version: tool.Version, SemanticVer: semver(tool.Version),
-				InformationURI: tool.InformationURI, Rules: rules,
-			}},
-			Results: results,
-		}},
+	if f.ChangedSpan != nil && f.ChangedSpan.Side == "LEFT" {
+		r.Properties.RemovedLines = fmt.Sprintf("%d-%d", f.StartLine, f.EndLine)
+		r.Message.Text = fmt.Sprintf("(removed lines %d-%d) %s", f.StartLine, f.EndLine, r.Message.Text)
+	} else {
+		r.Locations[0].PhysicalLocation.Region = &Region{StartLine: f.StartLine, EndLine: f.EndLine}
 	}
+	if f.StableID != "" {
+		r.PartialFingerprints = map[string]string{FingerprintKey: f.StableID}
+	}
+	return r
 }
 
 // withIDs returns b when every finding has an id and a stable id, else a
 // copy (sharing everything but the findings slice) with the missing ones
 // computed.
 func withIDs(b *findings.Bundle) *findings.Bundle {
-	for i := range b.Findings {
-		if b.Findings[i].ID == "" || b.Findings[i].StableID == "" {
-			c := *b
-			c.Findings = slices.Clone(b.Findings)
-			findings.FillIDs(&c, "")
-			return &c
-		}
+	if !findings.MissingIDs(b.Findings) {
+		return b
 	}
-	return b
+	c := *b
+	c.Findings = slices.Clone(b.Findings)
+	findings.FillIDs(&c, "")
+	return &c
 }
 
 // Encode writes the log as indented JSON.
@@ -255,6 +294,127 @@ func Encode(w io.Writer, l *Log) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(l)
+}
+
+// Write writes the SARIF log of b, byte for byte Encode(w, Convert(b,
+// tool)), without building it: a Writer over b's findings. It is what
+// review's diffpal.sarif is written with.
+func Write(w io.Writer, b *findings.Bundle, tool Tool) error {
+	b = withIDs(b)
+	var rs Rules
+	for i := range b.Findings {
+		rs.Add(&b.Findings[i])
+	}
+	sw, err := NewWriter(w, tool, &rs)
+	if err != nil {
+		return err
+	}
+	for i := range b.Findings {
+		if err := sw.Result(&b.Findings[i]); err != nil {
+			return err
+		}
+	}
+	return sw.Close()
+}
+
+// WriteFile writes the SARIF log of a bundle read from a file, byte for
+// byte Encode(w, Convert(b, tool)) of the same bundle decoded in memory,
+// holding one finding at a time: rs must have seen every finding of the
+// scan (findings.ScanFile's each calling rs.Add). The results are written
+// in a second pass over bf; a bundle with findings that lack ids takes
+// one more first (findings.IDFiller).
+func WriteFile(w io.Writer, bf *findings.BundleFile, rs *Rules, tool Tool) error {
+	var ids *findings.IDFiller
+	if rs.missing {
+		ids = findings.NewIDFiller(bf.Header, "")
+		if err := bf.Each(func(_ int, f *findings.Finding) error { ids.Add(f); return nil }); err != nil {
+			return err
+		}
+		ids.Done()
+	}
+	sw, err := NewWriter(w, tool, rs)
+	if err != nil {
+		return err
+	}
+	if err := bf.Each(func(_ int, f *findings.Finding) error {
+		if ids != nil {
+			ids.Fill(f)
+		}
+		return sw.Result(f)
+	}); err != nil {
+		return err
+	}
+	return sw.Close()
+}
+
+// Writer writes a SARIF log one result at a time, for bundles that are
+// not in memory (diffpal sarif): the rules, which need every finding
+// (Rules, a first pass), at NewWriter, then each finding's result, then
+// the end. Memory is the rules and one result. The bytes are Encode's of
+// Convert's log for the same findings.
+type Writer struct {
+	bw    *bufio.Writer
+	index map[string]int
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	n     int
+	tail  []byte
+}
+
+// NewWriter writes the log up to its results through a buffer that Close
+// flushes.
+func NewWriter(w io.Writer, tool Tool, rs *Rules) (*Writer, error) {
+	rules, index := rs.rules()
+	var head bytes.Buffer
+	if err := Encode(&head, &Log{Schema: SchemaURI, Version: "2.1.0", Runs: []Run{{
+		Tool: ToolComponent{Driver: driver(tool, rules)}, Results: []Result{},
+	}}}); err != nil {
+		return nil, err
+	}
+	// Results is the last field of the only run: the log ends with
+	// `"results": []` and the closing brackets.
+	const empty = `"results": []`
+	h := head.Bytes()
+	at := bytes.LastIndex(h, []byte(empty))
+	if at < 0 {
+		return nil, errors.New("sarif: internal: no results array")
+	}
+	sw := &Writer{bw: bufio.NewWriterSize(w, 256<<10), index: index}
+	sw.bw.Write(h[:at+len(empty)-1]) // up to the '['
+	sw.tail = slices.Clone(h[at+len(empty):])
+	sw.enc = json.NewEncoder(&sw.buf)
+	sw.enc.SetIndent(resultIndent, "  ")
+	sw.enc.SetEscapeHTML(false)
+	return sw, nil
+}
+
+// resultIndent is the indentation of a result in the log.
+const resultIndent = "        "
+
+// Result writes f's result; f must carry its ids (findings.IDFiller) as
+// Convert's would.
+func (sw *Writer) Result(f *findings.Finding) error {
+	sw.buf.Reset()
+	if err := sw.enc.Encode(result(f, sw.index)); err != nil {
+		return err
+	}
+	if sw.n > 0 {
+		sw.bw.WriteByte(',')
+	}
+	sw.n++
+	sw.bw.WriteString("\n" + resultIndent)
+	_, err := sw.bw.Write(bytes.TrimSuffix(sw.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+// Close ends the log and flushes it.
+func (sw *Writer) Close() error {
+	if sw.n > 0 {
+		sw.bw.WriteString("\n      ")
+	}
+	sw.bw.WriteByte(']')
+	sw.bw.Write(sw.tail)
+	return sw.bw.Flush()
 }
 
 // PathURI turns a repository-relative path into a relative URI reference
