@@ -21,9 +21,12 @@ import (
 	"fmt"
 	"hash"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
@@ -194,8 +197,25 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	if n > 0 {
 		p.Items = make([]Item, 0, n)
 	}
-	for i, f := range sorted {
-		p.Items = append(p.Items, buildItems(i, f, clean[i], mode, o, p.red)...)
+	// Files' items are independent once the redactor knows every
+	// secret: build them on every core, keep them in file order.
+	per := make([][]Item, len(sorted))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(sorted)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(sorted) {
+					return
+				}
+				per[i] = buildItems(i, sorted[i], clean[i], mode, o, p.red)
+			}
+		})
+	}
+	wg.Wait()
+	for _, items := range per {
+		p.Items = append(p.Items, items...)
 	}
 	if len(p.Items) > o.MaxItems {
 		p.Coalesced = fmt.Sprintf("%d files exceed the %d-item packet limit", len(sorted), o.MaxItems)
