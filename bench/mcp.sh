@@ -15,7 +15,10 @@
 #       connection;
 #   (c) spawns `diffpal mcp --max-sessions 10000`, starts 10,000 review-bound
 #       sessions and reports VmRSS growth per session after ~2 minutes idle
-#       (the Go runtime's forced GC), plus the live heap from gctrace.
+#       (the Go runtime's forced GC), plus the live heap from gctrace, start
+#       p50 for the first and last 1000 sessions, and list_qa_orchestrations
+#       with every session retained (the default page of 100, and a walk of
+#       every page of 1000).
 # Loopback only; every loop is bounded and the servers are stopped at the
 # end. The Markdown result goes to stdout and bench/.out/mcp-bench.md;
 # progress goes to stderr. A full run takes about 6 minutes on 2 cores.

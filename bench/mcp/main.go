@@ -27,6 +27,12 @@
 //     after 2 minutes without one). The server runs with GODEBUG=gctrace=1
 //     so the live heap after that last collection is reported too; it
 //     excludes garbage and the collector's headroom, which RSS includes.
+//     With the N sessions retained it also times start (p50 of the first
+//     and of the last 1000) and list_qa_orchestrations: the default page
+//     (100 sessions; p50 of 50 calls) and a walk of every session in
+//     pages of 1000 following next_cursor (p50 of 10 walks). A server
+//     without pages answers the whole list to the first call, so both
+//     figures are then the full list.
 //
 // Everything is loopback-only and bounded: the loops have fixed counts, the
 // whole run has a deadline, and the servers are stopped at the end. The
@@ -362,11 +368,11 @@ type ratioResult struct {
 // size it had when the measurement began.
 func ratio(ctx context.Context, cs *mcp.ClientSession, rc *qa.ReviewContextInput, samples int, label string) (ratioResult, error) {
 	r := ratioResult{label: label, samples: samples}
-	var list qa.ListOutput
-	if err := call(ctx, cs, nil, qa.ToolList, struct{}{}, &list); err != nil {
+	n, _, err := listAll(ctx, cs)
+	if err != nil {
 		return r, err
 	}
-	r.retainedSessions = len(list.Sessions)
+	r.retainedSessions = n
 	warm := min(50, samples)
 	for i := range samples + warm {
 		t0 := time.Now()
@@ -389,6 +395,25 @@ func ratio(ctx context.Context, cs *mcp.ClientSession, rc *qa.ReviewContextInput
 		}
 	}
 	return r, nil
+}
+
+// listAll walks list_qa_orchestrations to the end: the default page first
+// (the whole list on servers without pages), then pages of 1000 following
+// next_cursor. It returns the sessions seen and the calls made.
+func listAll(ctx context.Context, cs *mcp.ClientSession) (sessions, calls int, err error) {
+	var args any = struct{}{}
+	for {
+		var list qa.ListOutput
+		if err := call(ctx, cs, nil, qa.ToolList, args, &list); err != nil {
+			return 0, 0, err
+		}
+		sessions += len(list.Sessions)
+		calls++
+		if list.NextCursor == nil {
+			return sessions, calls, nil
+		}
+		args = map[string]any{"limit": qa.MaxListLimit, "cursor": *list.NextCursor}
+	}
 }
 
 // echoTool is the benchmark-only tool of bench builds (internal/mcpserver/echo_bench.go).
@@ -626,7 +651,10 @@ type memResult struct {
 	settle            time.Duration
 	peakRSS           int64
 	startsPerSecFinal float64
-	list              []time.Duration // list_qa_orchestrations round trips with every session retained
+	list              []time.Duration // list_qa_orchestrations round trips (default page) with every session retained
+	listAll           []time.Duration // walking every page (of 1000) to the end
+	listPage          int             // sessions on the default page
+	listCalls         int             // calls of one walk
 }
 
 func vmRSS(pid int) (int64, error) {
@@ -753,7 +781,7 @@ func benchMemory(ctx context.Context, cfg config, rc *qa.ReviewContextInput) (me
 	res.wall = time.Since(t0)
 	res.firstK, res.lastK = quantile(first, 0.5), quantile(last, 0.5)
 	res.startsPerSecFinal = float64(time.Second) / float64(mean(last))
-	for i := range 21 {
+	for i := range 51 {
 		var list qa.ListOutput
 		t := time.Now()
 		if err := call(ctx, cs, nil, qa.ToolList, struct{}{}, &list); err != nil {
@@ -762,9 +790,21 @@ func benchMemory(ctx context.Context, cfg config, rc *qa.ReviewContextInput) (me
 		if i > 0 {
 			res.list = append(res.list, time.Since(t))
 		}
-		if len(list.Sessions) != cfg.sessions {
-			return res, fmt.Errorf("list shows %d sessions, want %d", len(list.Sessions), cfg.sessions)
+		res.listPage = len(list.Sessions)
+	}
+	for i := range 11 {
+		t := time.Now()
+		n, calls, err := listAll(ctx, cs)
+		if err != nil {
+			return res, err
 		}
+		if i > 0 {
+			res.listAll = append(res.listAll, time.Since(t))
+		}
+		if n != cfg.sessions {
+			return res, fmt.Errorf("list shows %d sessions, want %d", n, cfg.sessions)
+		}
+		res.listCalls = calls
 	}
 	if res.rssAfter, err = settleRSS(ctx, pid, cfg.settle); err != nil {
 		return res, err
@@ -865,15 +905,16 @@ func report(cfg config, rc *qa.ReviewContextInput, trs []transportResult, mem *m
 		fmt.Printf("**Memory per retained session** (stdio server, `--max-sessions %d`, memory store, GOGC %s; VmRSS read after %s idle; the store keeps each session as its JSON payload, %d bytes for a fresh review-bound session; target ≤ 20 KiB):\n\n",
 			mem.sessions, gogc, mem.settle, mem.sessionJSON)
 		k := min(1000, mem.sessions)
-		fmt.Printf("| sessions | VmRSS before MiB | VmRSS after MiB | peak RSS MiB | RSS growth KiB/session | live heap after last GC KiB/session | ≤ 20 KiB | wall s | start p50 first %d ms | start p50 last %d ms | list p50 ms (all retained) |\n", k, k)
-		fmt.Println("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+		fmt.Printf("| sessions | VmRSS before MiB | VmRSS after MiB | peak RSS MiB | RSS growth KiB/session | live heap after last GC KiB/session | ≤ 20 KiB | wall s | start p50 first %d ms | start p50 last %d ms | list p50 ms (default page: sessions) | list every session p50 ms (calls) |\n", k, k)
+		fmt.Println("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
 		live := "n/a"
 		if mem.liveAfter > 0 {
 			live = fmt.Sprintf("%.1f", (mem.liveAfter-mem.liveBefore)*1e6/1024/float64(mem.sessions))
 		}
-		fmt.Printf("| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f | %s | %s | %s |\n", mem.sessions,
+		fmt.Printf("| %d | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f | %s | %s | %s (%d) | %s (%d) |\n", mem.sessions,
 			float64(mem.rssBefore)/1024, float64(mem.rssAfter)/1024, float64(mem.peakRSS)/1024, grow, live, ok,
-			mem.wall.Seconds(), ms(mem.firstK), ms(mem.lastK), ms(quantile(mem.list, 0.5)))
+			mem.wall.Seconds(), ms(mem.firstK), ms(mem.lastK), ms(quantile(mem.list, 0.5)), mem.listPage,
+			ms(quantile(mem.listAll, 0.5)), mem.listCalls)
 		fmt.Println()
 	}
 }

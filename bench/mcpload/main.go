@@ -503,6 +503,31 @@ func decode(res *mcp.CallToolResult, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
+// listSessions walks list_qa_orchestrations to the end, in pages of 1000
+// following next_cursor, and returns every unexpired session.
+func listSessions(ctx context.Context, cs *mcp.ClientSession) ([]qa.Summary, error) {
+	var all []qa.Summary
+	args := map[string]any{"limit": qa.MaxListLimit}
+	for {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: qa.ToolList, Arguments: args})
+		if err != nil {
+			return nil, err
+		}
+		if r.IsError {
+			return nil, errors.New(toolText(r))
+		}
+		var l qa.ListOutput
+		if err := decode(r, &l); err != nil {
+			return nil, err
+		}
+		all = append(all, l.Sessions...)
+		if l.NextCursor == nil {
+			return all, nil
+		}
+		args = map[string]any{"limit": qa.MaxListLimit, "cursor": *l.NextCursor}
+	}
+}
+
 // ---- the load run -------------------------------------------------------------
 
 // lb balances calls round robin over the replicas.
@@ -757,17 +782,11 @@ func runLoad(ctx context.Context, cfg config, st *stores, sc storeConfig, token 
 	}
 	close(work)
 	vg.Wait()
-	var list qa.ListOutput
-	r, err := clients[0].cs[0].CallTool(ctx, &mcp.CallToolParams{Name: qa.ToolList, Arguments: struct{}{}})
-	if err == nil && !r.IsError {
-		err = decode(r, &list)
-	} else if err == nil {
-		err = errors.New(toolText(r))
-	}
+	stored, err := listSessions(ctx, clients[0].cs[0])
 	if err != nil {
 		res.verifyErrs = append(res.verifyErrs, "list: "+err.Error())
 	}
-	res.stored = len(list.Sessions)
+	res.stored = len(stored)
 	return res, version, nil
 }
 
@@ -832,19 +851,12 @@ func runRace(ctx context.Context, cfg config, st *stores, sc storeConfig, token 
 			err := pg.QueryRow(ctx, `SELECT count(*) FROM qa_sessions WHERE status IN ('active', 'awaiting_host_outcome')`).Scan(&n)
 			return n, err
 		}
-		r, err := monitorCS.CallTool(ctx, &mcp.CallToolParams{Name: qa.ToolList, Arguments: struct{}{}})
+		sessions, err := listSessions(ctx, monitorCS)
 		if err != nil {
 			return 0, err
 		}
-		if r.IsError {
-			return 0, errors.New(toolText(r))
-		}
-		var l qa.ListOutput
-		if err := decode(r, &l); err != nil {
-			return 0, err
-		}
 		n := 0
-		for _, s := range l.Sessions {
+		for _, s := range sessions {
 			if s.Status == qa.StatusActive || s.Status == qa.StatusAwaitingHostOutcome {
 				n++
 			}

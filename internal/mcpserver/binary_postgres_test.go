@@ -51,7 +51,9 @@ func runHTTPBinary(t *testing.T, env []string, args ...string) *httpBinary {
 	}
 	b := &httpBinary{cmd: cmd, exited: make(chan struct{})}
 	found := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -67,7 +69,9 @@ func runHTTPBinary(t *testing.T, env []string, args ...string) *httpBinary {
 		}
 		close(found)
 	}()
-	go func() { _ = cmd.Wait(); close(b.exited) }()
+	// Wait closes the pipe, so it runs only after the scanner has read
+	// everything the process wrote (the last lines are the shutdown log).
+	go func() { <-scanned; _ = cmd.Wait(); close(b.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-b.exited

@@ -44,6 +44,36 @@ func (f *faultyStore) ListMeta(ctx context.Context) ([]store.Record, error) {
 	return f.Memory.ListMeta(ctx)
 }
 
+// The store.Indexed reads fail with failList, its purge with failDelete.
+
+func (f *faultyStore) Occupancy(ctx context.Context) (int, int, error) {
+	if f.failList {
+		return 0, 0, errDisk
+	}
+	return f.Memory.Occupancy(ctx)
+}
+
+func (f *faultyStore) Evictable(ctx context.Context, n int) ([]store.Record, error) {
+	if f.failList {
+		return nil, errDisk
+	}
+	return f.Memory.Evictable(ctx, n)
+}
+
+func (f *faultyStore) Page(ctx context.Context, now time.Time, after *store.Position, limit int) ([]store.Record, error) {
+	if f.failList {
+		return nil, errDisk
+	}
+	return f.Memory.Page(ctx, now, after, limit)
+}
+
+func (f *faultyStore) PurgeExpired(ctx context.Context, now time.Time, keep string) ([]string, error) {
+	if f.failDelete {
+		return nil, errDisk
+	}
+	return f.Memory.PurgeExpired(ctx, now, keep)
+}
+
 func (f *faultyStore) Delete(ctx context.Context, id string, exp int64) error {
 	if f.failDelete {
 		return errDisk
@@ -181,8 +211,8 @@ func errCases() []errCase {
 			return qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther}
 		}},
 		{qa.CodeStoreRead, func(t *testing.T, e *env) (string, any) {
-			// Start always sweeps the store (capacity depends on it);
-			// reads sweep at most once a second.
+			// Start always counts the store's sessions (capacity
+			// depends on it); reads sweep at most once a second.
 			e.store.(*faultyStore).failList = true
 			return qa.ToolStart, qa.StartInput{TaskType: qa.TaskOther}
 		}},

@@ -47,6 +47,8 @@ type envOptions struct {
 	cfg     func(*qa.Config)
 	server  Options
 	storeFn func() store.Store
+	// middleware, when set, is added to the server's receiving middleware.
+	middleware mcp.Middleware
 }
 
 func newEnv(t *testing.T, eo envOptions) *env {
@@ -67,6 +69,9 @@ func newEnv(t *testing.T, eo envOptions) *env {
 	srv, err := New(orch, eo.server)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if eo.middleware != nil {
+		srv.AddReceivingMiddleware(eo.middleware)
 	}
 	return &env{t: t, cs: connect(t, srv), clock: clk, store: st, orch: orch}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,14 +19,19 @@ import (
 // answers exactly like mcp.AddTool's wrapper (same validation, same error
 // texts, same result shape) without its per-call copies:
 //
-//   - arguments are still decoded to a map and validated against the
-//     resolved input schema with the SDK's validator (so error texts are the
-//     SDK's), but when the schema declares no defaults the map is not
-//     re-marshalled: In is decoded from the arguments themselves, with the
-//     SDK's decoder settings (segmentio, case-sensitive field names, the
-//     same nesting limit). If that decode fails, the SDK's path (re-marshal
-//     the validated map and decode that) decides, so inputs the SDK accepts
-//     through its float64 round trip (1.0 for an integer) still work;
+//   - arguments are first checked in one pass over their JSON by the input
+//     schema compiled for that (fastSchema, fastvalidate.go), which accepts
+//     only what the SDK's validator accepts too; then In is decoded from
+//     the arguments themselves, with the SDK's decoder settings (segmentio,
+//     case-sensitive field names, the same nesting limit). Arguments the
+//     fast check does not accept (invalid ones, and the few valid shapes it
+//     does not model) are decoded to a map and validated against the
+//     resolved input schema with the SDK's validator, so error texts are
+//     the SDK's; then, as before, In is decoded from the arguments, and if
+//     that decode fails the SDK's path (re-marshal the validated map and
+//     decode that) decides, so inputs the SDK accepts through its float64
+//     round trip (1.0 for an integer) still work. Under go test every fast
+//     acceptance is also checked against the SDK's validator;
 //   - the result is marshalled once and sent as structured content and as
 //     its text. The SDK decodes its own output into a map, validates it,
 //     and re-marshals it with sorted keys: the same JSON value, keys in
@@ -52,11 +58,79 @@ func rawToolHandler[In, Out any](tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) 
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	validateOutput := testing.Testing()
+	validateOutput, checkFast := testChecks, testChecks
+	fast := compileFast(inSchema)
+	// Tools that answer with a session let the orchestrator hand over the
+	// session's JSON when it has it (qa.WithSessionJSON): the payload it
+	// just stored, or for a get the stored payload itself, undecoded.
+	sessionOut := reflect.TypeFor[Out]() == reflect.TypeFor[qa.Session]()
+	finish := func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, error) {
+		var raw []byte
+		if sessionOut {
+			ctx = qa.WithSessionJSON(ctx, &raw)
+		}
+		res, out, err := h(ctx, req, in)
+		if err != nil {
+			if wireErr, ok := err.(*jsonrpc.Error); ok {
+				return nil, wireErr
+			}
+			return errResult(err), nil
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		if res.InputRequests != nil {
+			return res, nil
+		}
+		outJSON := raw
+		if outJSON == nil {
+			if outJSON, err = marshalOutput(out); err != nil {
+				return nil, fmt.Errorf("marshaling output: %w", err)
+			}
+		} else if testChecks {
+			if err := checkSessionJSON(out, raw); err != nil {
+				return nil, err
+			}
+		}
+		if validateOutput {
+			var v any
+			if err := sdkUnmarshal(outJSON, &v); err != nil {
+				return nil, fmt.Errorf("validating tool output: unmarshaling output: %w", err)
+			}
+			if err := outResolved.Validate(&v); err != nil {
+				return nil, fmt.Errorf("validating tool output: %w", err)
+			}
+		}
+		res.StructuredContent = json.RawMessage(outJSON)
+		if res.Content == nil {
+			res.Content = []mcp.Content{&mcp.TextContent{Text: string(outJSON)}}
+		} else if !bytes.HasPrefix(bytes.TrimLeft(outJSON, " \t\r\n"), []byte("{")) {
+			res.Content = append(res.Content, &mcp.TextContent{Text: string(outJSON)})
+		}
+		return res, nil
+	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args json.RawMessage
 		if req.Params.Arguments != nil {
 			args = req.Params.Arguments
+		}
+		// The fast path: arguments the compiled schema accepts are valid
+		// for the SDK's validator too (fastSchema), so the typed decode
+		// is all that is left. Anything else, and a typed decode that
+		// fails, takes the SDK's path below, which decides.
+		if fast != nil && len(args) > 0 && fast.fastValidate(args) {
+			if checkFast {
+				// Under go test every fast answer is checked against
+				// the SDK's validator: each test is also a test of the
+				// fast path.
+				if err := sdkValidate(inResolved, args); err != nil {
+					return nil, fmt.Errorf("fast path accepted arguments the input schema rejects: %v", err)
+				}
+			}
+			var in In
+			if sdkUnmarshal(args, &in) == nil {
+				return finish(ctx, req, in)
+			}
 		}
 		m := make(map[string]any)
 		if len(args) > 0 {
@@ -80,41 +154,75 @@ func rawToolHandler[In, Out any](tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) 
 				return errResult(err), nil
 			}
 		}
-		res, out, err := h(ctx, req, in)
-		if err != nil {
-			if wireErr, ok := err.(*jsonrpc.Error); ok {
-				return nil, wireErr
-			}
-			return errResult(err), nil
-		}
-		if res == nil {
-			res = &mcp.CallToolResult{}
-		}
-		if res.InputRequests != nil {
-			return res, nil
-		}
-		outJSON, err := json.Marshal(out)
-		if err != nil {
-			return nil, fmt.Errorf("marshaling output: %w", err)
-		}
-		if validateOutput {
-			var v any
-			if err := sdkUnmarshal(outJSON, &v); err != nil {
-				return nil, fmt.Errorf("validating tool output: unmarshaling output: %w", err)
-			}
-			if err := outResolved.Validate(&v); err != nil {
-				return nil, fmt.Errorf("validating tool output: %w", err)
-			}
-		}
-		res.StructuredContent = json.RawMessage(outJSON)
-		if res.Content == nil {
-			res.Content = []mcp.Content{&mcp.TextContent{Text: string(outJSON)}}
-		} else if !bytes.HasPrefix(bytes.TrimLeft(outJSON, " \t\r\n"), []byte("{")) {
-			res.Content = append(res.Content, &mcp.TextContent{Text: string(outJSON)})
-		}
-		return res, nil
+		return finish(ctx, req, in)
 	}, nil
 }
+
+// marshalOutput is json.Marshal(out). An Out with its own MarshalJSON (the
+// qa session types, whose writer already produces compact JSON with
+// json.Marshal's escaping) is written by it directly, skipping the
+// re-compaction json.Marshal adds; under go test the bytes are compared
+// with json.Marshal's.
+func marshalOutput(out any) ([]byte, error) {
+	m, ok := out.(json.Marshaler)
+	if !ok {
+		return json.Marshal(out)
+	}
+	b, err := m.MarshalJSON()
+	if err != nil || !testChecks {
+		return b, err
+	}
+	std, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(std, b) {
+		return nil, fmt.Errorf("%T.MarshalJSON differs from json.Marshal:\n%s\n%s", out, b, std)
+	}
+	return b, nil
+}
+
+// checkSessionJSON (go test only) checks session JSON handed over by the
+// orchestrator against what marshalling would have produced: json.Marshal
+// of the returned session, or, when the orchestrator returned none (a get
+// answered from the stored payload), of the session that payload decodes
+// to, which is what the get would otherwise have returned.
+func checkSessionJSON(out any, raw []byte) error {
+	v := reflect.ValueOf(out)
+	if v.IsZero() {
+		p := reflect.New(v.Type())
+		if err := segjson.Unmarshal(raw, p.Interface()); err != nil {
+			return fmt.Errorf("session JSON does not decode: %w", err)
+		}
+		out = p.Elem().Interface()
+	}
+	std, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(std, raw) {
+		return fmt.Errorf("session JSON differs from json.Marshal of the session:\n%s\n%s", raw, std)
+	}
+	return nil
+}
+
+// sdkValidate is the SDK's input validation of args: decoded to a map,
+// then validated by the resolved schema.
+func sdkValidate(resolved *jsonschema.Resolved, args []byte) error {
+	m := make(map[string]any)
+	if len(args) > 0 {
+		if err := sdkUnmarshal(args, &m); err != nil {
+			return fmt.Errorf("unmarshaling arguments: %w", err)
+		}
+	}
+	var mv any = m
+	return resolved.Validate(&mv)
+}
+
+// testChecks turns on the checks only tests pay for: results validated
+// against the output schema, fast-path acceptances against the SDK's
+// input validation. Benchmarks turn it off to measure what a server does.
+var testChecks = testing.Testing()
 
 func errResult(err error) *mcp.CallToolResult {
 	var r mcp.CallToolResult

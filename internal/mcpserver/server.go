@@ -127,9 +127,7 @@ func registerTools(srv *mcp.Server, o *qa.Orchestrator) error {
 			return addTool(srv, spec, nil, nil, o.Get)
 		},
 		qa.ToolList: func(spec qa.ToolSpec) error {
-			return addTool(srv, spec, nil, nil, func(ctx context.Context, _ emptyInput) (qa.ListOutput, error) {
-				return o.List(ctx)
-			})
+			return addTool(srv, spec, nil, nil, o.List)
 		},
 		qa.ToolFinish: func(spec qa.ToolSpec) error {
 			return addTool(srv, spec, nil, nil, o.Finish)

@@ -13,6 +13,8 @@ import (
 // an MCP ping on the same in-memory connection (the transport-free part of
 // bench/mcp.sh's ratio); each started session is deleted again.
 func BenchmarkStartVsPing(b *testing.B) {
+	defer func(on bool) { testChecks = on }(testChecks)
+	testChecks = false // measure what a server does
 	orch, err := qa.New(qa.Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -54,6 +56,65 @@ func BenchmarkStartVsPing(b *testing.B) {
 			if err := cs.Ping(ctx, nil); err != nil {
 				b.Skip("ping unsupported by this protocol version:", err)
 			}
+		}
+	})
+}
+
+// BenchmarkToolCalls measures get_qa_orchestration and a primary-review
+// advance with a profile report (review-bound sessions) on an in-memory
+// connection, the transport-free part of bench/mcp.sh's per-tool figures.
+func BenchmarkToolCalls(b *testing.B) {
+	defer func(on bool) { testChecks = on }(testChecks)
+	testChecks = false
+	orch, err := qa.New(qa.Config{MaxSessions: 100000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(orch, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(name string, args any) map[string]any {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(name, err, res)
+		}
+		return res.StructuredContent.(map[string]any)
+	}
+	triaged := func() (string, *string) {
+		s := call(qa.ToolStart, qa.StartInput{TaskType: qa.TaskOrdinaryReview, ReviewContext: reviewContext()})
+		id := s["run_id"].(string)
+		hash := s["review_context"].(map[string]any)["review_rules_sha256"].(string)
+		call(qa.ToolAdvance, qa.AdvanceInput{RunID: id, CompletedStep: qa.StepTriage, Status: qa.OutcomeCompleted,
+			SelectedBundle: ptr(qa.BundleSecurity)})
+		return id, &hash
+	}
+	b.Run("get", func(b *testing.B) {
+		id, _ := triaged()
+		for b.Loop() {
+			call(qa.ToolGet, qa.GetInput{RunID: id})
+		}
+	})
+	b.Run("advance", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			id, hash := triaged()
+			b.StartTimer()
+			call(qa.ToolAdvance, qa.AdvanceInput{RunID: id, CompletedStep: qa.StepPrimaryReview, Status: qa.OutcomeCompleted,
+				CompletedProfile: ptr(qa.ProfileCodeExplorer), ProfileReport: profileReport(qa.ProfileCodeExplorer, hash),
+				ExpectedRevision: ptr(int64(1)), RequestID: ptr("bench-1")})
 		}
 	})
 }

@@ -195,7 +195,7 @@ func TestUnknownPropertiesRejected(t *testing.T) {
 	}
 	e.fail(qa.ToolStart, map[string]any{"task_type": "bogus"}, `validating "arguments"`)
 	e.fail(qa.ToolStart, map[string]any{}, `validating "arguments"`)
-	if got, _ := e.orch.List(context.Background()); len(got.Sessions) != 0 {
+	if got, _ := e.orch.List(context.Background(), qa.ListInput{}); len(got.Sessions) != 0 {
 		t.Fatalf("rejected calls created sessions: %+v", got.Sessions)
 	}
 }

@@ -342,7 +342,7 @@ func (o *Orchestrator) Export(ctx context.Context, in ExportInput) (FindingsExpo
 	if err := checkArgs(in); err != nil {
 		return FindingsExport{}, err
 	}
-	s, err := o.Get(ctx, GetInput{RunID: in.RunID})
+	s, err := o.Get(withoutSessionJSON(ctx), GetInput{RunID: in.RunID})
 	if err != nil {
 		return FindingsExport{}, err
 	}

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
+
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/diffpalhq/diffpal/internal/jcs"
 	"github.com/diffpalhq/diffpal/internal/qa/store"
@@ -100,6 +101,23 @@ type Orchestrator struct {
 	// lets List answer from the store's ListMeta (no payloads) instead of
 	// decoding every session. Guarded by mu.
 	summaries map[string]cachedSummary
+	// indexed is the store when it answers purge, occupancy, eviction and
+	// pages from an index (store.Indexed); nil selects the listing path,
+	// which reads every record's metadata.
+	indexed store.Indexed
+	// storeLimits: the store enforces this orchestrator's MaxSessions on
+	// every create itself, atomically across the processes sharing it
+	// (store.Limited), so Start leaves counting and evicting to it.
+	storeLimits bool
+	// lastSweep is when cached summaries of expired sessions were last
+	// dropped (indexed stores; see sweepSummaries).
+	lastSweep time.Time
+	// memoryStore: the store is the in-process memory store, whose
+	// records nothing outside this process can rewrite, so Get may answer
+	// a record this orchestrator wrote from its payload (ownJSON). A
+	// database row could be edited behind the server's back; those are
+	// always decoded.
+	memoryStore bool
 }
 
 type cachedSummary struct {
@@ -107,6 +125,9 @@ type cachedSummary struct {
 	status    string
 	expiresAt time.Time
 	sum       Summary
+	// ours: this orchestrator wrote the record at these columns (save),
+	// so its payload is encodePersisted's bytes (see ownJSON).
+	ours bool
 }
 
 // remember caches the summary of a session as stored at revision.
@@ -185,6 +206,11 @@ func New(cfg Config) (*Orchestrator, error) {
 	if o.random == nil {
 		o.random = rand.Reader
 	}
+	o.indexed, _ = o.store.(store.Indexed)
+	_, o.memoryStore = o.store.(*store.Memory)
+	if l, ok := o.store.(store.Limited); ok && l.MaxSessions() == o.max {
+		o.storeLimits = true
+	}
 	o.models = DefaultModelSelection()
 	if cfg.ModelSelection != nil {
 		if err := cfg.ModelSelection.Validate(); err != nil {
@@ -250,12 +276,85 @@ func ValidateRecord(rec store.Record) error {
 	return nil
 }
 
+// decodeRecord decodes a stored payload with segmentio's decoder, several
+// times faster than encoding/json's on a session (every read and
+// transition decodes one); TestDecodeRecordMatchesStd checks it yields
+// what encoding/json does.
 func decodeRecord(rec store.Record) (loaded, error) {
 	var p persisted
-	if err := json.Unmarshal(rec.Payload, &p); err != nil || p.Session.RunID != rec.RunID || p.Format != 1 {
+	if err := segjson.Unmarshal(rec.Payload, &p); err != nil || p.Session.RunID != rec.RunID || p.Format != 1 {
 		return loaded{}, newError(CodeInvalidSessionData, "", "run "+rec.RunID)
 	}
 	return loaded{sess: p.Session, finalized: p.Finalized, revision: rec.Revision}, nil
+}
+
+// encodePersisted is json.Marshal(persisted{1, finalized, s}) written
+// directly: the session's own MarshalJSON output is already compact JSON
+// with json.Marshal's escaping, which json.Marshal would only re-compact
+// (TestDecodeRecordMatchesStd compares the bytes).
+func encodePersisted(s Session, finalized bool) ([]byte, error) {
+	sess, err := s.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	head := persistedHead(finalized)
+	b := make([]byte, 0, len(head)+len(sess)+1)
+	b = append(append(append(b, head...), sess...), '}')
+	return b, nil
+}
+
+// persistedHead is what encodePersisted writes before the session.
+func persistedHead(finalized bool) string {
+	if finalized {
+		return `{"format":1,"finalized":true,"session":`
+	}
+	return `{"format":1,"finalized":false,"session":`
+}
+
+type sessionJSONKey struct{}
+
+// WithSessionJSON asks the orchestrator to set *dst to the JSON of the
+// session a call returns, exactly json.Marshal of it, when it has those
+// bytes at hand without marshalling: the payload Start, Advance or Finish
+// just stored, or, for Get on the memory store, a payload this orchestrator
+// wrote itself, which Get then does not decode at all: it returns a zero Session and *dst is
+// the answer. *dst stays nil otherwise (marshal the Session). Adapters that
+// answer with the session's JSON (mcpserver) use it to skip a decode and
+// an encode per call.
+func WithSessionJSON(ctx context.Context, dst *[]byte) context.Context {
+	return context.WithValue(ctx, sessionJSONKey{}, dst)
+}
+
+func sessionJSONSink(ctx context.Context) *[]byte {
+	dst, _ := ctx.Value(sessionJSONKey{}).(*[]byte)
+	return dst
+}
+
+// withoutSessionJSON hides a caller's sink from internal reads.
+func withoutSessionJSON(ctx context.Context) context.Context {
+	if sessionJSONSink(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, sessionJSONKey{}, (*[]byte)(nil))
+}
+
+// ownJSON returns the session JSON inside rec's payload when this
+// orchestrator wrote rec at its current columns in the memory store, so
+// the payload is encodePersisted's output for a session of this version.
+func (o *Orchestrator) ownJSON(rec store.Record) ([]byte, bool) {
+	if !o.memoryStore {
+		return nil, false
+	}
+	c, ok := o.summaries[rec.RunID]
+	if !ok || !c.ours || c.revision != rec.Revision || c.status != rec.Status || !c.expiresAt.Equal(rec.ExpiresAt) {
+		return nil, false
+	}
+	head := persistedHead(rec.Finalized)
+	p := rec.Payload
+	if len(p) < len(head)+2 || string(p[:len(head)]) != head || p[len(p)-1] != '}' {
+		return nil, false
+	}
+	return p[len(head) : len(p)-1], true
 }
 
 // save persists the session conditionally and returns it. The store
@@ -264,7 +363,7 @@ func decodeRecord(rec store.Record) (loaded, error) {
 // memory with the store or the orchestrator; it is the value the payload
 // encodes (a decode of the payload marshals to the same JSON).
 func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expected int64) (Session, error) {
-	payload, err := json.Marshal(persisted{Format: 1, Finalized: finalized, Session: s})
+	payload, err := encodePersisted(s, finalized)
 	if err != nil {
 		return Session{}, storeError(CodeStoreWrite, err)
 	}
@@ -277,12 +376,21 @@ func (o *Orchestrator) save(ctx context.Context, s Session, finalized bool, expe
 		return Session{}, storeError(CodeStoreWrite, err)
 	}
 	o.remember(&s, rec.Revision)
+	c := o.summaries[s.RunID]
+	c.ours = true
+	o.summaries[s.RunID] = c
+	if dst := sessionJSONSink(ctx); dst != nil {
+		*dst = payload[len(persistedHead(finalized)) : len(payload)-1]
+	}
 	return s, nil
 }
 
 // purge removes expired sessions except keep, which the caller is about to
 // address and should see as "expired session" rather than "unknown run_id".
 func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([]store.Record, error) {
+	if o.indexed != nil {
+		return nil, o.purgeIndexed(ctx, now, keep)
+	}
 	recs, err := o.store.ListMeta(ctx)
 	if err != nil {
 		return nil, storeError(CodeStoreRead, err)
@@ -302,29 +410,164 @@ func (o *Orchestrator) purge(ctx context.Context, now time.Time, keep string) ([
 	return live, nil
 }
 
+// purgeIndexed is purge on an Indexed store: one indexed delete of the
+// expired records, whose cached summaries are dropped with them.
+func (o *Orchestrator) purgeIndexed(ctx context.Context, now time.Time, keep string) error {
+	gone, err := o.indexed.PurgeExpired(ctx, now, keep)
+	if err != nil {
+		return storeError(CodeStoreUpdate, err)
+	}
+	for _, id := range gone {
+		delete(o.summaries, id)
+	}
+	o.sweepSummaries(now)
+	return nil
+}
+
+// summarySweepEvery bounds how often sweepSummaries walks the cache.
+const summarySweepEvery = time.Minute
+
+// sweepSummaries drops cached summaries of sessions that have expired, at
+// most once per summarySweepEvery. On a store this process owns, every
+// delete already dropped its summary; on a shared one, sessions deleted or
+// rewritten by another process leave theirs behind until they expire (a
+// summary is only used while the store's columns still match it).
+func (o *Orchestrator) sweepSummaries(now time.Time) {
+	if !o.lastSweep.IsZero() && now.Sub(o.lastSweep) < summarySweepEvery && !now.Before(o.lastSweep) {
+		return
+	}
+	o.lastSweep = now
+	for id, c := range o.summaries {
+		if !c.expiresAt.After(now) {
+			delete(o.summaries, id)
+		}
+	}
+}
+
+// makeRoom applies the capacity rule before a create: fail with session
+// limit when active sessions fill it, else evict the oldest retained
+// terminal sessions (expiry, then run id) until the new one fits. Expired
+// sessions are purged first. Start skips it for a store that enforces the
+// same limit itself (store.Limited), inside the create, atomically across
+// the processes sharing it.
+func (o *Orchestrator) makeRoom(ctx context.Context, now time.Time) error {
+	if o.indexed == nil {
+		live, err := o.purge(ctx, now, "")
+		if err != nil {
+			return err
+		}
+		return o.makeRoomListed(ctx, live)
+	}
+	if err := o.purgeIndexed(ctx, now, ""); err != nil {
+		return err
+	}
+	total, active, err := o.indexed.Occupancy(ctx)
+	if err != nil {
+		return storeError(CodeStoreRead, err)
+	}
+	if active >= o.max {
+		return errCode(CodeSessionLimit)
+	}
+	if need := total + 1 - o.max; need > 0 {
+		victims, err := o.indexed.Evictable(ctx, need)
+		if err != nil {
+			return storeError(CodeStoreRead, err)
+		}
+		for _, r := range victims {
+			if err := o.evict(ctx, r); err != nil {
+				return err
+			}
+			total--
+		}
+	}
+	if total+1 > o.max {
+		return errCode(CodeSessionLimit)
+	}
+	return nil
+}
+
+// evict deletes a retained terminal session at the revision it was seen
+// at; one that changed or went away meanwhile counts as evicted, as it did
+// when Start listed the store.
+func (o *Orchestrator) evict(ctx context.Context, r store.Record) error {
+	if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
+		!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+		return storeError(CodeStoreUpdate, err)
+	}
+	delete(o.summaries, r.RunID)
+	return nil
+}
+
+// makeRoomListed is makeRoom over the live records of a listing.
+func (o *Orchestrator) makeRoomListed(ctx context.Context, live []store.Record) error {
+	var terminal []store.Record
+	active := 0
+	for _, r := range live {
+		if Status(r.Status).countsAsActive() {
+			active++
+		} else {
+			terminal = append(terminal, r)
+		}
+	}
+	if active >= o.max {
+		return errCode(CodeSessionLimit)
+	}
+	// Retained terminal sessions are a cache: evict the oldest first.
+	slices.SortFunc(terminal, func(a, b store.Record) int { return store.PositionOf(a).Compare(store.PositionOf(b)) })
+	total := len(live)
+	for total+1 > o.max && len(terminal) > 0 {
+		if err := o.evict(ctx, terminal[0]); err != nil {
+			return err
+		}
+		terminal = terminal[1:]
+		total--
+	}
+	if total+1 > o.max {
+		return errCode(CodeSessionLimit)
+	}
+	return nil
+}
+
 // lookup purges, then loads runID and applies the expiry rule.
 func (o *Orchestrator) lookup(ctx context.Context, runID string, now time.Time) (loaded, error) {
+	rec, err := o.lookupRecord(ctx, runID, now)
+	if err != nil {
+		return loaded{}, err
+	}
+	return o.load(rec, now)
+}
+
+// lookupRecord purges (at most once per purgeEvery) and reads runID's
+// record.
+func (o *Orchestrator) lookupRecord(ctx context.Context, runID string, now time.Time) (store.Record, error) {
 	// Reads and transitions purge expired sessions at most once per
-	// purgeEvery: the looked-up session's own expiry is checked below
+	// purgeEvery: the looked-up session's own expiry is checked
 	// regardless, so skipping a purge only delays removing others.
 	if o.lastPurge.IsZero() || now.Sub(o.lastPurge) >= purgeEvery || now.Before(o.lastPurge) {
 		if _, err := o.purge(ctx, now, runID); err != nil {
-			return loaded{}, err
+			return store.Record{}, err
 		}
 		o.lastPurge = now
 	}
 	rec, err := o.store.Get(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return loaded{}, errCode(CodeUnknownRunID)
+		return store.Record{}, errCode(CodeUnknownRunID)
 	}
 	if err != nil {
-		return loaded{}, storeError(CodeStoreRead, err)
+		return store.Record{}, storeError(CodeStoreRead, err)
 	}
+	return rec, nil
+}
+
+// load decodes rec and applies the expiry rule.
+func (o *Orchestrator) load(rec store.Record, now time.Time) (loaded, error) {
 	l, err := decodeRecord(rec)
 	if err != nil {
 		return loaded{}, err
 	}
-	o.remember(&l.sess, rec.Revision)
+	if c, ok := o.summaries[rec.RunID]; !ok || !c.ours || c.revision != rec.Revision {
+		o.remember(&l.sess, rec.Revision)
+	}
 	if !l.sess.ExpiresAt.After(now) {
 		return loaded{}, errCode(CodeExpiredSession)
 	}
@@ -356,42 +599,16 @@ func (o *Orchestrator) Start(ctx context.Context, in StartInput) (Session, error
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.clock()
-	live, err := o.purge(ctx, now, "")
-	if err != nil {
+	if o.storeLimits {
+		// The store makes room itself; expired sessions are still purged
+		// here (through its index), as on every start.
+		if _, err := o.purge(ctx, now, ""); err != nil {
+			return Session{}, err
+		}
+	} else if err := o.makeRoom(ctx, now); err != nil {
 		return Session{}, err
 	}
-	var terminal []store.Record
-	active := 0
-	for _, r := range live {
-		if Status(r.Status).countsAsActive() {
-			active++
-		} else {
-			terminal = append(terminal, r)
-		}
-	}
-	if active >= o.max {
-		return Session{}, errCode(CodeSessionLimit)
-	}
-	// Retained terminal sessions are a cache: evict the oldest first.
-	slices.SortFunc(terminal, func(a, b store.Record) int {
-		if c := a.ExpiresAt.Compare(b.ExpiresAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.RunID, b.RunID)
-	})
-	total := len(live)
-	for total+1 > o.max && len(terminal) > 0 {
-		r := terminal[0]
-		terminal = terminal[1:]
-		if err := o.store.Delete(ctx, r.RunID, r.Revision); err != nil &&
-			!errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
-			return Session{}, storeError(CodeStoreUpdate, err)
-		}
-		total--
-	}
-	if total+1 > o.max {
-		return Session{}, errCode(CodeSessionLimit)
-	}
+	var err error
 	recommended := []Profile{}
 	if rc != nil {
 		recommended = RecommendProfiles(rc.ChangedFiles)
@@ -429,63 +646,25 @@ func (o *Orchestrator) Get(ctx context.Context, in GetInput) (Session, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	l, err := o.lookup(ctx, in.RunID, o.clock())
-	return l.sess, err
-}
-
-// List returns the retained, unexpired sessions, newest expiry first. It
-// neither purges nor writes.
-func (o *Orchestrator) List(ctx context.Context) (ListOutput, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	now := o.clock()
-	// The store's columns say which sessions are live and whether a cached
-	// summary is current; payloads are read (all at once) only when some
-	// live session has no current summary, e.g. one written by another
-	// process sharing the store.
-	metas, err := o.store.ListMeta(ctx)
+	rec, err := o.lookupRecord(ctx, in.RunID, now)
 	if err != nil {
-		return ListOutput{}, storeError(CodeStoreRead, err)
+		return Session{}, err
 	}
-	out := ListOutput{Sessions: []Summary{}, ReadOnly: true, HostOwnsDecisions: true}
-	complete := true
-	for _, r := range metas {
-		if !r.ExpiresAt.After(now) {
-			continue
-		}
-		sum, ok := o.cachedSummaryFor(r)
-		if !ok {
-			complete = false
-			break
-		}
-		out.Sessions = append(out.Sessions, sum)
-	}
-	if !complete {
-		recs, err := o.store.List(ctx)
-		if err != nil {
-			return ListOutput{}, storeError(CodeStoreRead, err)
-		}
-		out.Sessions = out.Sessions[:0]
-		for _, r := range recs {
-			if !r.ExpiresAt.After(now) {
-				continue
+	if dst := sessionJSONSink(ctx); dst != nil {
+		if raw, ok := o.ownJSON(rec); ok {
+			// A payload this orchestrator wrote: its session bytes are
+			// the answer (see WithSessionJSON); the columns it was
+			// written with carry its expiry.
+			if !rec.ExpiresAt.After(now) {
+				return Session{}, errCode(CodeExpiredSession)
 			}
-			l, err := decodeRecord(r)
-			if err != nil {
-				return ListOutput{}, err
-			}
-			o.remember(&l.sess, r.Revision)
-			out.Sessions = append(out.Sessions, summaryOf(&l.sess))
+			*dst = raw
+			return Session{}, nil
 		}
 	}
-	o.pruneSummaries(metas)
-	slices.SortFunc(out.Sessions, func(a, b Summary) int {
-		if c := b.ExpiresAt.Compare(a.ExpiresAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.RunID, a.RunID)
-	})
-	return out, nil
+	l, err := o.load(rec, now)
+	return l.sess, err
 }
 
 // checkArgs applies the rules of a tool input's own fields (run_id,

@@ -75,7 +75,7 @@ func TestFinishedSessionsRetained(t *testing.T) {
 			if err != nil || again.Revision != f.Revision || !again.ExpiresAt.Equal(f.ExpiresAt) {
 				t.Fatalf("repeated finish: revision %d expires %v, %v; want the session unchanged", again.Revision, again.ExpiresAt, err)
 			}
-			if l, _ := o.List(ctx); len(l.Sessions) != 1 {
+			if l, _ := o.List(ctx, ListInput{}); len(l.Sessions) != 1 {
 				t.Fatalf("list after finish: %d sessions", len(l.Sessions))
 			}
 			// Evicted when a start needs the room (capacity 2: one active

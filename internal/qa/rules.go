@@ -108,7 +108,8 @@ func constrained() map[reflect.Type]map[string]Rule {
 	}
 	return map[reflect.Type]map[string]Rule{
 		// Inputs of the tools.
-		reflect.TypeFor[GetInput](): {"run_id": runID},
+		reflect.TypeFor[GetInput]():  {"run_id": runID},
+		reflect.TypeFor[ListInput](): {"limit": ruleRange(1, MaxListLimit), "cursor": ruleText(1, maxCursor)},
 		reflect.TypeFor[AdvanceInput](): {"run_id": runID, "completed_step": {Enum: strs(CompletableSteps())},
 			"expected_revision": revision, "request_id": requestID},
 		reflect.TypeFor[FinishInput](): {"run_id": runID, "expected_revision": revision, "request_id": requestID},

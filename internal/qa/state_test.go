@@ -329,7 +329,7 @@ func TestExpiryAndCapacity(t *testing.T) {
 	_, err := o.Start(ctx, StartInput{TaskType: TaskOther})
 	wantCode(t, err, CodeSessionLimit)
 	clk.Add(10 * time.Minute) // exactly expires_at: expired
-	if l, _ := o.List(ctx); len(l.Sessions) != 0 {
+	if l, _ := o.List(ctx, ListInput{}); len(l.Sessions) != 0 {
 		t.Fatal("list must omit a session at expires_at == now")
 	}
 	_, err = o.Get(ctx, GetInput{RunID: s.RunID})
@@ -384,7 +384,7 @@ func TestListOrderAndShape(t *testing.T) {
 	}
 	clk.Add(time.Second)
 	late := mustStart(t, o, StartInput{TaskType: TaskQAPlanning})
-	l, err := o.List(ctx)
+	l, err := o.List(ctx, ListInput{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func Tools() []ToolSpec {
 		readOnly(ToolGet, "Inspect one QA session",
 			"Return one session by run_id. Reading never extends its TTL."),
 		readOnly(ToolList, "List retained QA sessions",
-			"List unexpired sessions, newest expiry first. Never purges or writes."),
+			"List unexpired sessions, newest expiry first (ties by run_id, descending), a page at a time: limit sessions (default 100, at most 1000), then next_cursor to pass as cursor for the next page (null on the last). Never purges or writes."),
 		{Name: ToolFinish, Title: "Record final QA outcome", IdempotentHint: true,
 			Description: "Record the final outcome (completed, partial or blocked) after synthesis or an early stop. A completed review-bound outcome requires a final review report. Repeating the same outcome returns the session unchanged. A finished session is retained until it expires or is evicted, so export_qa_findings and a repeated finish keep working, unless the server is configured to remove sessions at finish."},
 		{Name: ToolDelete, Title: "Discard QA session", DestructiveHint: true, IdempotentHint: true,

@@ -400,9 +400,22 @@ type DeleteOutput struct {
 	Deleted bool   `json:"deleted"`
 }
 
+// List page sizes (list_qa_orchestrations limit).
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// ListInput is the input of list_qa_orchestrations.
+type ListInput struct {
+	Limit  *int    `json:"limit,omitzero" jsonschema:"Most sessions to return, 1 to 1000; 100 when omitted."`
+	Cursor *string `json:"cursor,omitzero" jsonschema:"next_cursor of a previous answer, to continue after its last session; omit for the first page."`
+}
+
 // ListOutput is the output of list_qa_orchestrations.
 type ListOutput struct {
 	Sessions          []Summary `json:"sessions"`
+	NextCursor        *string   `json:"next_cursor" jsonschema:"Pass as cursor to get the next page; null when this page is the last."`
 	ReadOnly          bool      `json:"read_only"`
 	HostOwnsDecisions bool      `json:"host_owns_decisions"`
 }

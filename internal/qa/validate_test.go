@@ -92,7 +92,7 @@ func TestReviewContextValidation(t *testing.T) {
 			wantErr(t, err, CodeInvalidReviewContext, tt.field)
 		})
 	}
-	if l, _ := o.List(ctx); len(l.Sessions) != 0 {
+	if l, _ := o.List(ctx, ListInput{}); len(l.Sessions) != 0 {
 		t.Fatal("invalid starts created sessions")
 	}
 }

@@ -617,3 +617,111 @@ func scanAll(rows pgx.Rows) ([]store.Record, error) {
 	}
 	return out, rows.Err()
 }
+
+var (
+	_ store.Indexed = (*Store)(nil)
+	_ store.Limited = (*Store)(nil)
+)
+
+// MaxSessions implements store.Limited: the WithMaxSessions limit, which
+// every create enforces under the capacity lock (makeRoom), across every
+// replica sharing the database.
+func (s *Store) MaxSessions() int { return max(s.opts.maxSessions, 0) }
+
+// activeStatuses is the active statuses as a text[] argument.
+func (s *Store) activeStatuses() []string { return slices.Sorted(maps.Keys(s.opts.active)) }
+
+// PurgeExpired implements store.Indexed: one DELETE over the expiry index.
+// Rows another transaction holds are skipped (FOR UPDATE SKIP LOCKED, as
+// in Sweep) rather than waited for: a later purge or sweep removes them.
+func (s *Store) PurgeExpired(ctx context.Context, now time.Time, keep string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !storable(keep) {
+		keep = ""
+	}
+	var ids []string
+	err := s.write(ctx, "purge", "", func(c *pgxpool.Conn) error {
+		rows, err := c.Query(ctx, `DELETE FROM qa_sessions WHERE run_id IN (
+				SELECT run_id FROM qa_sessions
+				WHERE (expires_at_unix_ns IS NULL OR expires_at_unix_ns <= $1) AND run_id <> $2
+				FOR UPDATE SKIP LOCKED)
+			RETURNING run_id`, cutoff(now), keep)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// Occupancy implements store.Indexed.
+func (s *Store) Occupancy(ctx context.Context) (total, active int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	var t, a int64
+	err = s.do(ctx, func(c *pgxpool.Conn) error {
+		return c.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = ANY ($1::text[])) FROM qa_sessions`,
+			s.activeStatuses()).Scan(&t, &a)
+	})
+	if err != nil {
+		return 0, 0, s.wrap("count", "", err)
+	}
+	return int(t), int(a), nil
+}
+
+// Evictable implements store.Indexed: the expiry index read oldest first,
+// skipping active rows.
+func (s *Store) Evictable(ctx context.Context, n int) ([]store.Record, error) {
+	if n <= 0 {
+		return []store.Record{}, ctx.Err()
+	}
+	return s.meta(ctx, "evictable", `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL::bytea FROM qa_sessions
+		WHERE status <> ALL ($1::text[]) ORDER BY expires_at_unix_ns NULLS FIRST, run_id LIMIT $2`, s.activeStatuses(), n)
+}
+
+// Page implements store.Indexed: the expiry index read newest first.
+func (s *Store) Page(ctx context.Context, now time.Time, after *store.Position, limit int) ([]store.Record, error) {
+	if limit <= 0 {
+		return []store.Record{}, ctx.Err()
+	}
+	if after == nil {
+		return s.meta(ctx, "page", `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL::bytea FROM qa_sessions
+			WHERE expires_at_unix_ns > $1 ORDER BY expires_at_unix_ns DESC NULLS LAST, run_id DESC LIMIT $2`, cutoff(now), limit)
+	}
+	if after.ExpiresAt.IsZero() || !storable(after.RunID) {
+		return []store.Record{}, ctx.Err() // nothing sorts before the zero time
+	}
+	return s.meta(ctx, "page", `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL::bytea FROM qa_sessions
+		WHERE expires_at_unix_ns > $1 AND (expires_at_unix_ns, run_id) < ($2, $3)
+		ORDER BY expires_at_unix_ns DESC NULLS LAST, run_id DESC LIMIT $4`, cutoff(now), cutoff(after.ExpiresAt), after.RunID, limit)
+}
+
+// meta runs a query of metadata columns (payload NULL).
+func (s *Store) meta(ctx context.Context, op, q string, args ...any) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []store.Record
+	err := s.do(ctx, func(c *pgxpool.Conn) error {
+		rows, err := c.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		out, err = scanAll(rows)
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap(op, "", err)
+	}
+	for i := range out {
+		out[i].Payload = nil
+	}
+	return out, nil
+}

@@ -272,8 +272,10 @@ func (s *Store) Delete(ctx context.Context, runID string, expected int64) error 
 // one BEGIN IMMEDIATE transaction (_txlock=immediate), so the write lock is
 // taken before the rows are counted and held until COMMIT. Two processes
 // creating at once therefore run one after the other: the second counts the
-// first one's committed row and gets ErrCapacity, never a stale count (the
-// orchestrator's own check, a read before the write, is only a fast path).
+// first one's committed row and gets ErrCapacity, never a stale count. (An
+// orchestrator whose MaxSessions equals this limit leaves capacity to this
+// check entirely, see store.Limited; with another limit its own check is a
+// read before the write.)
 // The busy timeout makes the second BEGIN wait for the first COMMIT instead
 // of failing with SQLITE_BUSY. No counter row is kept: counting at most
 // max_sessions rows in a locked table is cheap, and a counter would be one
@@ -541,4 +543,131 @@ func fileChanged(path string, checked os.FileInfo) error {
 		return fmt.Errorf("qa sqlite store %s: the file was replaced while the store was opening; refusing it", path)
 	}
 	return nil
+}
+
+var (
+	_ store.Indexed = (*Store)(nil)
+	_ store.Limited = (*Store)(nil)
+)
+
+// MaxSessions implements store.Limited: the WithMaxSessions limit, which
+// every create enforces in its own write transaction (makeRoom).
+func (s *Store) MaxSessions() int { return max(s.opts.maxSessions, 0) }
+
+// nanos encodes now for comparison with expires_at_unix_ns.
+func nanos(now time.Time) int64 {
+	switch {
+	case now.Before(minExpiry):
+		return math.MinInt64
+	case now.After(maxExpiry):
+		return math.MaxInt64
+	}
+	return now.UnixNano()
+}
+
+// activeIn is "status IN (?, …)" over the active statuses (FALSE when
+// there are none) and its arguments.
+func (s *Store) activeIn() (string, []any) {
+	if len(s.opts.active) == 0 {
+		return `0`, nil
+	}
+	statuses := slices.Sorted(maps.Keys(s.opts.active))
+	args := make([]any, len(statuses))
+	for i, st := range statuses {
+		args[i] = st
+	}
+	return `status IN (?` + strings.Repeat(`, ?`, len(statuses)-1) + `)`, args
+}
+
+// PurgeExpired implements store.Indexed: one DELETE over the expiry index.
+func (s *Store) PurgeExpired(ctx context.Context, now time.Time, keep string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var ids []string
+	err := s.inTx(ctx, "purge", "", func(tx *sql.Tx) error {
+		ids = ids[:0]
+		rows, err := tx.QueryContext(ctx, `DELETE FROM qa_sessions
+			WHERE (expires_at_unix_ns IS NULL OR expires_at_unix_ns <= ?) AND run_id <> ? RETURNING run_id`, nanos(now), keep)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// Occupancy implements store.Indexed.
+func (s *Store) Occupancy(ctx context.Context) (total, active int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	in, args := s.activeIn()
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN `+in+` THEN 1 ELSE 0 END), 0) FROM qa_sessions`,
+		args...).Scan(&total, &active); err != nil {
+		return 0, 0, s.wrap("count", "", err)
+	}
+	return total, active, nil
+}
+
+// Evictable implements store.Indexed: the expiry index read oldest first,
+// skipping active rows.
+func (s *Store) Evictable(ctx context.Context, n int) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return []store.Record{}, nil
+	}
+	in, args := s.activeIn()
+	return s.meta(ctx, "evictable", `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL FROM qa_sessions
+		WHERE NOT (`+in+`) ORDER BY expires_at_unix_ns, run_id LIMIT ?`, append(args, n)...)
+}
+
+// Page implements store.Indexed: the expiry index read newest first.
+func (s *Store) Page(ctx context.Context, now time.Time, after *store.Position, limit int) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return []store.Record{}, nil
+	}
+	where, args := `expires_at_unix_ns > ?`, []any{nanos(now)}
+	if after != nil {
+		if after.ExpiresAt.IsZero() {
+			return []store.Record{}, nil // nothing sorts before the zero time
+		}
+		where += ` AND (expires_at_unix_ns < ? OR (expires_at_unix_ns = ? AND run_id < ?))`
+		e := nanos(after.ExpiresAt)
+		args = append(args, e, e, after.RunID)
+	}
+	return s.meta(ctx, "page", `SELECT run_id, revision, status, finalized, expires_at_unix_ns, NULL FROM qa_sessions
+		WHERE `+where+` ORDER BY expires_at_unix_ns DESC, run_id DESC LIMIT ?`, append(args, limit)...)
+}
+
+// meta runs a query of metadata columns (payload NULL).
+func (s *Store) meta(ctx context.Context, op, q string, args ...any) ([]store.Record, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(op, "", err)
+	}
+	out, err := scanAll(rows)
+	if err != nil {
+		return nil, s.wrap(op, "", err)
+	}
+	for i := range out {
+		out[i].Payload = nil
+	}
+	return out, nil
 }

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -278,4 +280,176 @@ func Run(t *testing.T, newStore func() store.Store) {
 			t.Fatalf("%d creators won, want exactly 1", wins)
 		}
 	})
+
+	t.Run("Indexed", func(t *testing.T) {
+		s, ok := newStore().(store.Indexed)
+		if !ok {
+			t.Skip("not a store.Indexed")
+		}
+		runIndexed(t, s)
+	})
+}
+
+// runIndexed drives s with random creates, updates and deletes (random
+// statuses, expiries with ties and the zero time) and checks every
+// store.Indexed answer against the same question asked of List.
+func runIndexed(t *testing.T, s store.Indexed) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(16, 4))
+	base := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	expiry := func() time.Time {
+		if rng.IntN(20) == 0 {
+			return time.Time{}
+		}
+		return base.Add(time.Duration(rng.IntN(40)) * time.Second).Add(time.Duration(rng.IntN(3)))
+	}
+	statuses := []string{"active", "awaiting_host_outcome", "completed", "partial", "blocked"}
+	ids := make([]string, 60)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("qar-%032x", rng.Uint64()%1000)
+	}
+	listed := func() []store.Record {
+		t.Helper()
+		recs, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	same := func(what string, got, want []store.Record) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d records, want %d\n got %v\nwant %v", what, len(got), len(want), got, want)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.RunID != w.RunID || g.Revision != w.Revision || g.Status != w.Status || g.Finalized != w.Finalized ||
+				!g.ExpiresAt.Equal(w.ExpiresAt) || g.Payload != nil {
+				t.Fatalf("%s[%d] = %+v, want %+v (payload nil)", what, i, g, w)
+			}
+		}
+	}
+	meta := func(recs []store.Record) []store.Record {
+		out := make([]store.Record, len(recs))
+		for i, r := range recs {
+			r.Payload = nil
+			out[i] = r
+		}
+		return out
+	}
+	active := func(st string) bool { return st == "active" || st == "awaiting_host_outcome" }
+	check := func(step int) {
+		t.Helper()
+		all := listed()
+		total, act, err := s.Occupancy(ctx)
+		wantAct := 0
+		for _, r := range all {
+			if active(r.Status) {
+				wantAct++
+			}
+		}
+		if err != nil || total != len(all) || act != wantAct {
+			t.Fatalf("step %d: Occupancy = %d, %d, %v; want %d, %d", step, total, act, err, len(all), wantAct)
+		}
+		asc := slices.Clone(all)
+		slices.SortFunc(asc, func(a, b store.Record) int { return store.PositionOf(a).Compare(store.PositionOf(b)) })
+		var terminal []store.Record
+		for _, r := range asc {
+			if !active(r.Status) {
+				terminal = append(terminal, r)
+			}
+		}
+		n := rng.IntN(len(terminal) + 3)
+		got, err := s.Evictable(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprintf("step %d: Evictable(%d)", step, n), got, meta(terminal[:min(n, len(terminal))]))
+		now := base.Add(time.Duration(rng.IntN(45)) * time.Second)
+		var live []store.Record
+		for i := len(asc) - 1; i >= 0; i-- {
+			if asc[i].ExpiresAt.After(now) {
+				live = append(live, asc[i])
+			}
+		}
+		var after *store.Position
+		skip := 0
+		switch rng.IntN(3) {
+		case 1:
+			if len(live) > 0 {
+				skip = rng.IntN(len(live))
+				p := store.PositionOf(live[skip])
+				after, skip = &p, skip+1
+			}
+		case 2: // a position no record has
+			p := store.Position{ExpiresAt: now.Add(time.Duration(rng.IntN(30)) * time.Second), RunID: "qar-5"}
+			after = &p
+			for skip < len(live) && store.PositionOf(live[skip]).Compare(p) >= 0 {
+				skip++
+			}
+		}
+		limit := rng.IntN(12)
+		want := live[skip:]
+		want = want[:min(limit, len(want))]
+		page, err := s.Page(ctx, now, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprintf("step %d: Page(%v, %v, %d)", step, now, after, limit), page, meta(want))
+	}
+	for step := range 400 {
+		id := ids[rng.IntN(len(ids))]
+		cur, err := s.Get(ctx, id)
+		exists := err == nil
+		switch op := rng.IntN(10); {
+		case !exists:
+			r := store.Record{RunID: id, Status: statuses[rng.IntN(len(statuses))], ExpiresAt: expiry(), Payload: []byte("{}")}
+			if err := s.Put(ctx, r, store.Absent); err != nil {
+				t.Fatal(err)
+			}
+		case op < 7:
+			r := cur
+			r.Revision++
+			r.Status = statuses[rng.IntN(len(statuses))]
+			r.Finalized = !active(r.Status) && rng.IntN(2) == 0
+			r.ExpiresAt = expiry()
+			if err := s.Put(ctx, r, cur.Revision); err != nil {
+				t.Fatal(err)
+			}
+		case op < 9:
+			if err := s.Delete(ctx, id, cur.Revision); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			now := base.Add(time.Duration(rng.IntN(20)) * time.Second)
+			keep := ""
+			if rng.IntN(2) == 0 {
+				keep = id
+			}
+			before := listed()
+			gone, err := s.PurgeExpired(ctx, now, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, r := range before {
+				if !r.ExpiresAt.After(now) && r.RunID != keep {
+					want = append(want, r.RunID)
+				}
+			}
+			slices.Sort(gone)
+			if !slices.Equal(gone, want) {
+				t.Fatalf("step %d: PurgeExpired(%v, %q) = %v, want %v", step, now, keep, gone, want)
+			}
+			for _, r := range listed() {
+				if !r.ExpiresAt.After(now) && r.RunID != keep {
+					t.Fatalf("step %d: %s survived the purge", step, r.RunID)
+				}
+			}
+		}
+		if step%4 == 0 {
+			check(step)
+		}
+	}
+	check(400)
 }
