@@ -309,7 +309,8 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	at := &git.Runner{Dir: opts.Range.Dir}
 	at.Warm(ctx) // the driver environment, while git resolves the range
-	root, err := at.TopLevel(ctx)
+	// The root and the range's named commits in one git process.
+	root, err := at.Locate(ctx, "HEAD", opts.Range.Head, opts.Range.Base, opts.Range.Since)
 	if err != nil {
 		return changeErrOf(err)
 	}

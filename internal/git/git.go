@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,8 @@ type Runner struct {
 	// or by the Runners At made, which share it.
 	mu      sync.Mutex
 	drivers *driverEnv
-	shared  bool // made by At: drivers hold whatever Dir is
+	shared  bool     // made by At: drivers hold whatever Dir is
+	commits *commits // what Locate resolved, shared with At's Runners
 }
 
 // driverEnv is a repository's driver environment, computed at most once
@@ -63,7 +65,7 @@ type driverEnv struct {
 // not the directory's, so one `git config` call serves both (whichever
 // Runner asks first makes it).
 func (r *Runner) At(dir string) *Runner {
-	return &Runner{Dir: dir, Git: r.Git, drivers: r.driverState(), shared: true}
+	return &Runner{Dir: dir, Git: r.Git, drivers: r.driverState(), shared: true, commits: r.commitMemo()}
 }
 
 // Warm starts working out the driver environment in the background, so
@@ -476,10 +478,86 @@ func (r *Runner) TopLevel(ctx context.Context) (string, error) {
 	return r.line(ctx, "rev-parse", "--show-toplevel")
 }
 
+// Locate is TopLevel that also resolves revs to commits in the same git
+// process (a review knows its --base and --head before it knows its
+// repository's root): what resolves is remembered for ResolveCommit, by
+// r and the Runners At makes from it. When any rev does not resolve to
+// exactly one commit, it is TopLevel alone and ResolveCommit asks git
+// (and reports the error) as usual.
+func (r *Runner) Locate(ctx context.Context, revs ...string) (string, error) {
+	var ask []string
+	for _, rev := range revs {
+		if rev != "" && !strings.HasPrefix(rev, "-") && !slices.Contains(ask, rev) {
+			ask = append(ask, rev)
+		}
+	}
+	if len(ask) == 0 {
+		return r.TopLevel(ctx)
+	}
+	// No --end-of-options: rev-parse (git 2.39) prints it back outside
+	// --verify; no rev starts with "-" (filtered above).
+	args := []string{"rev-parse", "--show-toplevel"}
+	for _, rev := range ask {
+		args = append(args, rev+"^{commit}")
+	}
+	out, err := r.Run(ctx, args...)
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if err != nil || len(lines) != 1+len(ask) || lines[0] == "" {
+		return r.TopLevel(ctx)
+	}
+	for _, sha := range lines[1:] {
+		if !isObjectID(sha) {
+			return lines[0], nil // not one commit each (a range, a path): ask again one by one
+		}
+	}
+	m := r.commitMemo()
+	m.mu.Lock()
+	for i, rev := range ask {
+		m.sha[rev] = lines[1+i]
+	}
+	m.mu.Unlock()
+	return lines[0], nil
+}
+
+// isObjectID reports a full SHA-1 or SHA-256 object id.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// commits remembers what Locate resolved, for ResolveCommit.
+type commits struct {
+	mu  sync.Mutex
+	sha map[string]string
+}
+
+func (r *Runner) commitMemo() *commits {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.commits == nil {
+		r.commits = &commits{sha: map[string]string{}}
+	}
+	return r.commits
+}
+
 // ResolveCommit turns any revision into a full commit id.
 func (r *Runner) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("invalid revision %q: must not start with '-'", rev)
+	}
+	m := r.commitMemo()
+	m.mu.Lock()
+	sha, ok := m.sha[rev]
+	m.mu.Unlock()
+	if ok {
+		return sha, nil
 	}
 	sha, err := r.line(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil || sha == "" {

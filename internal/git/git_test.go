@@ -335,3 +335,52 @@ func TestDriverOverridesCached(t *testing.T) {
 		t.Errorf("git calls %v, want %v", calls, want)
 	}
 }
+
+// TestLocate: the root and the named commits from one rev-parse, the
+// commits then answered by ResolveCommit (on Runners made by At too)
+// without git; anything that is not one commit each falls back.
+func TestLocate(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.txt", "a\n")
+	first := repo.Commit("a")
+	repo.Write("a.txt", "b\n")
+	second := repo.Commit("b")
+	repo.Git("tag", "-a", "-m", "annotated", "v1", first)
+	sub := filepath.Join(repo.Dir, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want, err := (&git.Runner{Dir: sub}).TopLevel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &git.Runner{Dir: sub}
+	root, err := r.Locate(ctx, "HEAD", "v1", "", "-x", "HEAD")
+	if err != nil || root != want {
+		t.Fatalf("Locate: %q %v, want %q", root, err, want)
+	}
+	// The peeled tag, as ResolveCommit peels it; from a Runner made by At
+	// and with git made unrunnable, so the answers must be remembered.
+	at := r.At(root)
+	at.Git = filepath.Join(t.TempDir(), "no-git")
+	for rev, sha := range map[string]string{"HEAD": second, "v1": first} {
+		if got, err := at.ResolveCommit(ctx, rev); err != nil || got != sha {
+			t.Errorf("ResolveCommit(%s) after Locate: %q %v, want %s", rev, got, err, sha)
+		}
+	}
+	// A range, an unknown revision: the root all the same, and the revs
+	// are left to ResolveCommit, which reports them.
+	for _, revs := range [][]string{{"HEAD~1..HEAD"}, {"HEAD", "no-such-rev"}} {
+		r := &git.Runner{Dir: sub}
+		if root, err := r.Locate(ctx, revs...); err != nil || root != want {
+			t.Errorf("Locate(%q): %q %v", revs, root, err)
+		}
+		if _, err := r.ResolveCommit(ctx, revs[len(revs)-1]); err == nil {
+			t.Errorf("ResolveCommit(%q) after Locate: no error", revs[len(revs)-1])
+		}
+	}
+	if _, err := (&git.Runner{Dir: t.TempDir()}).Locate(ctx, "HEAD"); !errors.Is(err, git.ErrNotRepository) {
+		t.Errorf("outside a repository: %v", err)
+	}
+}

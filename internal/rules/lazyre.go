@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -41,5 +42,14 @@ func (l *lazyRE) get() *regexp.Regexp {
 func (l *lazyRE) MatchString(s string) bool              { return l.get().MatchString(s) }
 func (l *lazyRE) FindStringSubmatchIndex(s string) []int { return l.get().FindStringSubmatchIndex(s) }
 func (l *lazyRE) FindStringIndex(s string) []int         { return l.get().FindStringIndex(s) }
-func (l *lazyRE) SubexpIndex(name string) int            { return l.get().SubexpIndex(name) }
 func (l *lazyRE) String() string                         { return l.src }
+
+// SubexpIndex answers -1 without compiling when the source cannot hold a
+// group of that name ((?P<name>…) and (?<name>…) both spell "<name>"):
+// every rule with a pattern asks for its "secret" group at load.
+func (l *lazyRE) SubexpIndex(name string) int {
+	if !strings.Contains(l.src, "<"+name+">") {
+		return -1
+	}
+	return l.get().SubexpIndex(name)
+}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -289,6 +290,15 @@ func TestLazyRE(t *testing.T) {
 	wg.Wait()
 	if got := l.FindStringSubmatchIndex("abbc"); len(got) != 4 || got[3] != 3 {
 		t.Errorf("submatch %v", got)
+	}
+	for _, src := range []string{`x(?P<secret>y)`, `x(?<secret>y)(z)`, `(a)(?P<secret>b)`, `no group`, `(?P<secretive>x)`, `[<secret>]`} {
+		n, err := newLazyRE(src, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := n.SubexpIndex("secret"), regexp.MustCompile(src).SubexpIndex("secret"); got != want {
+			t.Errorf("%s: SubexpIndex %d, want %d", src, got, want)
+		}
 	}
 	if _, err := newLazyRE(`a(`, true); err == nil {
 		t.Error("eager: a bad expression compiled")
