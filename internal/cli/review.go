@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -310,7 +311,11 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	at := &git.Runner{Dir: opts.Range.Dir}
 	at.Warm(ctx) // the driver environment, while git resolves the range
 	// The root and the range's named commits in one git process.
-	root, err := at.Locate(ctx, "HEAD", opts.Range.Head, opts.Range.Base, opts.Range.Since)
+	var mbBase, mbHead string
+	if r := opts.Range; r.Base != "" && r.Since == "" && !r.Uncommitted && !r.NoMergeBase {
+		mbBase, mbHead = r.Base, cmp.Or(r.Head, "HEAD")
+	}
+	root, err := at.LocateRange(ctx, mbBase, mbHead, "HEAD", opts.Range.Head, opts.Range.Base, opts.Range.Since)
 	if err != nil {
 		return changeErrOf(err)
 	}

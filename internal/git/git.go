@@ -485,6 +485,17 @@ func (r *Runner) TopLevel(ctx context.Context) (string, error) {
 // exactly one commit, it is TopLevel alone and ResolveCommit asks git
 // (and reports the error) as usual.
 func (r *Runner) Locate(ctx context.Context, revs ...string) (string, error) {
+	return r.LocateRange(ctx, "", "", revs...)
+}
+
+// LocateRange is Locate that also works out the merge base of base and
+// head (when both are given) in the same process: rev-parse's
+// "base...head" lists every merge base, and when there is exactly one it
+// is what MergeBase answers, which then answers from memory.
+func (r *Runner) LocateRange(ctx context.Context, base, head string, revs ...string) (string, error) {
+	if base == "" || head == "" || strings.HasPrefix(base, "-") || strings.HasPrefix(head, "-") {
+		base, head = "", ""
+	}
 	var ask []string
 	for _, rev := range revs {
 		if rev != "" && !strings.HasPrefix(rev, "-") && !slices.Contains(ask, rev) {
@@ -500,20 +511,36 @@ func (r *Runner) Locate(ctx context.Context, revs ...string) (string, error) {
 	for _, rev := range ask {
 		args = append(args, rev+"^{commit}")
 	}
+	if base != "" {
+		args = append(args, base+"^{commit}..."+head+"^{commit}")
+	}
 	out, err := r.Run(ctx, args...)
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if err != nil || len(lines) != 1+len(ask) || lines[0] == "" {
+	if err != nil || len(lines) < 1+len(ask) || lines[0] == "" {
 		return r.TopLevel(ctx)
 	}
-	for _, sha := range lines[1:] {
+	for _, sha := range lines[1 : 1+len(ask)] {
 		if !isObjectID(sha) {
 			return lines[0], nil // not one commit each (a range, a path): ask again one by one
 		}
+	}
+	rest := lines[1+len(ask):]
+	var mergeKey, mergeBase string
+	if base != "" {
+		// head, base, then ^ and each merge base: only one is an answer.
+		if len(rest) == 3 && isObjectID(rest[0]) && isObjectID(rest[1]) && isObjectID(strings.TrimPrefix(rest[2], "^")) && strings.HasPrefix(rest[2], "^") {
+			mergeKey, mergeBase = rest[1]+".."+rest[0], rest[2][1:]
+		}
+	} else if len(rest) != 0 {
+		return lines[0], nil
 	}
 	m := r.commitMemo()
 	m.mu.Lock()
 	for i, rev := range ask {
 		m.sha[rev] = lines[1+i]
+	}
+	if mergeKey != "" {
+		m.merge[mergeKey] = mergeBase
 	}
 	m.mu.Unlock()
 	return lines[0], nil
@@ -534,15 +561,16 @@ func isObjectID(s string) bool {
 
 // commits remembers what Locate resolved, for ResolveCommit.
 type commits struct {
-	mu  sync.Mutex
-	sha map[string]string
+	mu    sync.Mutex
+	sha   map[string]string
+	merge map[string]string // "base..head" (commit ids) -> their one merge base
 }
 
 func (r *Runner) commitMemo() *commits {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.commits == nil {
-		r.commits = &commits{sha: map[string]string{}}
+		r.commits = &commits{sha: map[string]string{}, merge: map[string]string{}}
 	}
 	return r.commits
 }
@@ -580,6 +608,13 @@ func (r *Runner) IsShallow(ctx context.Context) (bool, error) {
 
 // MergeBase returns the best common ancestor of a and b.
 func (r *Runner) MergeBase(ctx context.Context, a, b string) (string, error) {
+	m := r.commitMemo()
+	m.mu.Lock()
+	mb, ok := m.merge[a+".."+b]
+	m.mu.Unlock()
+	if ok {
+		return mb, nil
+	}
 	out, err := r.line(ctx, "merge-base", "--end-of-options", a, b)
 	if err != nil {
 		var ge *Error

@@ -380,6 +380,30 @@ func TestLocate(t *testing.T) {
 			t.Errorf("ResolveCommit(%q) after Locate: no error", revs[len(revs)-1])
 		}
 	}
+	// The merge base, from the same process: remembered when there is one.
+	repo.Git("checkout", "-q", "-b", "side", first)
+	repo.Write("s.txt", "s\n")
+	side := repo.Commit("side")
+	lr := &git.Runner{Dir: sub}
+	if _, err := lr.LocateRange(ctx, "side", "main", "side", "main"); err != nil {
+		t.Fatal(err)
+	}
+	lr.Git = filepath.Join(t.TempDir(), "no-git")
+	if mb, err := lr.MergeBase(ctx, side, second); err != nil || mb != first {
+		t.Errorf("MergeBase after LocateRange: %q %v, want %s", mb, err, first)
+	}
+	// Unrelated histories have none: nothing is remembered, git is asked.
+	repo.Git("checkout", "-q", "--orphan", "lonely")
+	repo.Write("l.txt", "l\n")
+	lonely := repo.Commit("lonely")
+	lr = &git.Runner{Dir: sub}
+	if _, err := lr.LocateRange(ctx, "lonely", "main", "lonely", "main"); err != nil {
+		t.Fatal(err)
+	}
+	var nm *git.NoMergeBaseError
+	if _, err := lr.MergeBase(ctx, lonely, second); !errors.As(err, &nm) {
+		t.Errorf("MergeBase of unrelated histories after LocateRange: %v", err)
+	}
 	if _, err := (&git.Runner{Dir: t.TempDir()}).Locate(ctx, "HEAD"); !errors.Is(err, git.ErrNotRepository) {
 		t.Errorf("outside a repository: %v", err)
 	}
