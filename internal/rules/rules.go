@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/diffpalhq/diffpal/findings"
 	"github.com/diffpalhq/diffpal/internal/secrets"
@@ -446,10 +448,19 @@ func (s *Set) addPack(label string, p pack, eager bool) error {
 	if len(p.Rules) == 0 {
 		return fmt.Errorf("rules: pack %s: no rules", name)
 	}
-	for i := range p.Rules {
-		r := p.Rules[i]
-		r.Pack = name
-		if err := compileRule(&r, eager); err != nil {
+	// Rules compile independently (start-up waits for the built-in ones):
+	// on every core, then added in order, so the first error reported is
+	// the first rule's.
+	rules := make([]Rule, len(p.Rules))
+	errs := make([]error, len(p.Rules))
+	compileAll(len(rules), func(i int) {
+		rules[i] = p.Rules[i]
+		rules[i].Pack = name
+		errs[i] = compileRule(&rules[i], eager)
+	})
+	for i := range rules {
+		r := &rules[i]
+		if err := errs[i]; err != nil {
 			id := r.ID
 			if id == "" {
 				id = fmt.Sprintf("#%d", i+1)
@@ -459,11 +470,31 @@ func (s *Set) addPack(label string, p pack, eager bool) error {
 		if prev, dup := s.byID[r.ID]; dup {
 			return fmt.Errorf("rules: pack %s: rule %s: field id: duplicate rule id (already defined in pack %s)", name, r.ID, prev.Pack)
 		}
-		rp := &r
-		s.byID[r.ID] = rp
-		s.rules = append(s.rules, rp)
+		s.byID[r.ID] = r
+		s.rules = append(s.rules, r)
 	}
 	return nil
+}
+
+// compileAll calls fn(0..n-1) on every core (one goroutine for small n).
+func compileAll(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/8)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (s *Set) finish() error {
