@@ -235,13 +235,22 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			j = k
 		}
 	}
-	for fi, fc := range ctxs {
-		x.added[fi] = map[int]bool{}
+	// Files are read on every core (each file's masks are its own); their
+	// uses join the index in file order, as one pass would add them.
+	type use struct {
+		w    string
+		line int
+	}
+	uses := make([][]use, len(ctxs))
+	compileAll(len(ctxs), func(fi int) {
+		fc := ctxs[fi]
+		added := map[int]bool{}
 		for _, l := range fc.f.Added {
-			x.added[fi][l.No] = true
+			added[l.No] = true
 		}
+		x.added[fi] = added
 		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
-			continue // docs, changelogs, YAML and bundles mention names, they do not use them
+			return // docs, changelogs, YAML and bundles mention names, they do not use them
 		}
 		// Only lines whose raw text names a changed symbol are read masked,
 		// so a file that names none is never masked (or parsed).
@@ -260,9 +269,14 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			words(m, func(w string) {
 				if !seen[w] {
 					seen[w] = true
-					x.words[w] = append(x.words[w], posting{file: fi, line: i + 1})
+					uses[fi] = append(uses[fi], use{w, i + 1})
 				}
 			})
+		}
+	})
+	for fi, us := range uses {
+		for _, u := range us {
+			x.words[u.w] = append(x.words[u.w], posting{file: fi, line: u.line})
 		}
 	}
 	return x

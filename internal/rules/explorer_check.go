@@ -12,8 +12,23 @@ import (
 // and calls are not the change's own code.
 var vendoredPath = regexp.MustCompile(`(^|/)(vendor|node_modules|third_party|dist|build|bundle|out)/|\.min\.[jt]s$|\.bundle\.[jt]s$|(^|/)[^/]*\.(pb|gen|generated)\.\w+$|_pb2\.py$`)
 
+// vendoredHints are literals one of which every match of vendoredPath
+// holds: most paths hold none and skip the regexp (the explorer asks for
+// every changed file several times).
+var vendoredHints = []string{"vendor/", "node_modules/", "third_party/", "dist/", "build/", "bundle/", "out/",
+	".min.", ".bundle.", ".pb.", ".gen.", ".generated.", "_pb2.py"}
+
+func isVendoredPath(p string) bool {
+	for _, h := range vendoredHints {
+		if strings.Contains(p, h) {
+			return vendoredPath.MatchString(p)
+		}
+	}
+	return false
+}
+
 func vendoredOrGenerated(f *File) bool {
-	if vendoredPath.MatchString(f.Path) || isGenerated(f) {
+	if isVendoredPath(f.Path) || isGenerated(f) {
 		return true
 	}
 	for i, l := range f.Content {

@@ -322,3 +322,15 @@ func TestIsGeneratedPrefilter(t *testing.T) {
 		}
 	}
 }
+
+// TestVendoredHints: the literal prefilter of vendoredPath never hides a
+// path the regexp matches.
+func TestVendoredHints(t *testing.T) {
+	for _, p := range []string{"vendor/x.go", "a/node_modules/b.js", "third_party/c.c", "dist/app.js", "x/build/y", "bundle/z",
+		"out/o.txt", "app.min.js", "a.bundle.ts", "api.pb.go", "x.gen.go", "y.generated.cs", "m_pb2.py",
+		"src/main.go", "vendors.go", "outside/x", "distance.go", "rebuild.sh", "README.md", "a/b/c.min.css"} {
+		if got, want := isVendoredPath(p), vendoredPath.MatchString(p); got != want {
+			t.Errorf("%s: isVendoredPath %v, regexp %v", p, got, want)
+		}
+	}
+}
