@@ -387,27 +387,43 @@ func newLiteralIndex(lits []string) *literalIndex {
 			x.emits[st] = x.emits[st] || v != 0
 		}
 	}
+	// Each transition holds its target's row offset (state × nc), and the
+	// offset's complement when the target emits: scan reads one entry per
+	// byte with no multiplication and no second lookup.
+	for i, t := range next {
+		off := t * int32(nc)
+		if x.emits[t] {
+			off = ^off
+		}
+		next[i] = off
+	}
 	return x
 }
 
 // step is the state after reading byte c in state st.
 func (x *literalIndex) step(st int32, c byte) int32 {
-	return x.next[int(st)*x.nc+int(x.class[c])]
+	v := x.next[int(st)*x.nc+int(x.class[c])]
+	if v < 0 {
+		v = ^v
+	}
+	return v / int32(x.nc)
 }
 
 // scan sets in bits (len words) every literal occurring in s.
 func (x *literalIndex) scan(s string, bits []uint64) {
 	clear(bits)
-	st := int32(0)
-	nc, next, class := x.nc, x.next, &x.class
+	off := int32(0) // the state's row offset in next
+	nc, next, class, words := int32(x.nc), x.next, &x.class, x.words
 	for i := 0; i < len(s); i++ {
-		st = next[int(st)*nc+int(class[s[i]])]
-		if !x.emits[st] {
+		v := next[off+int32(class[s[i]])]
+		if v >= 0 {
+			off = v
 			continue
 		}
-		o := x.out[int(st)*x.words : int(st+1)*x.words]
-		for w, v := range o {
-			bits[w] |= v
+		off = ^v
+		st := int(off / nc)
+		for w, b := range x.out[st*words : (st+1)*words] {
+			bits[w] |= b
 		}
 	}
 }
