@@ -334,3 +334,26 @@ func TestVendoredHints(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobLiterals: a glob's literal prefilter never hides a path its
+// regexp matches (every built-in glob, paths of every kind).
+func TestGlobLiterals(t *testing.T) {
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.globs) < 5 {
+		t.Fatalf("only %d globs", len(s.globs))
+	}
+	paths := []string{"main.go", "a/b_test.go", "tests/x.py", "test/y.rb", "spec/z_spec.rb", "src/Test.java", "__tests__/a.js",
+		"a.test.ts", "vendor/v.go", "docs/README.md", "Dockerfile", ".github/workflows/ci.yml", "x/conftest.py",
+		"migrations/001.sql", "a/B.TEST.JS", "deploy/k8s.yaml", "scripts/run.sh", "pkg/api/handler.go", "web/app.min.js"}
+	for i, re := range s.globs {
+		for _, p := range paths {
+			ff := &fileFacts{path: p, globs: make([]int8, len(s.globs)), set: s}
+			if got, want := ff.glob(s.globs, i, re), re.MatchString(p); got != want {
+				t.Errorf("glob %s on %s: %v, regexp %v", re, p, got, want)
+			}
+		}
+	}
+}

@@ -518,6 +518,12 @@ func (s *Set) buildPrefilter() {
 			c.pathIDs, c.excludeIDs = globIndex(c.paths), globIndex(c.exclude)
 		}
 	}
+	// Most paths lack every literal of most globs (_test., /vendor/,
+	// .min.): that answer needs no regexp.
+	s.globLits, s.globFold = make([][]string, len(s.globs)), make([]bool, len(s.globs))
+	for i, re := range s.globs {
+		s.globLits[i], s.globFold[i] = requiredLiteralsMin(re.String(), 1)
+	}
 }
 
 // fileLiteral is anyLiteral(text, lits, fold) answered from the file

@@ -264,6 +264,10 @@ type Set struct {
 	syn      *literalIndex // syntax rules' literals (see buildPrefilter)
 	file     *literalIndex // file_requires/file_unless literals (buildPrefilter)
 	globs    []*regexp.Regexp
+	// globLits[i] are literals one of which every path globs[i] matches
+	// holds (nil: none derived); globFold when they are case-insensitive.
+	globLits [][]string
+	globFold []bool
 	// off holds the rules that do not run: opt-in rules not enabled and
 	// rules a user disabled (see Configure).
 	off    map[*Rule]bool
@@ -947,10 +951,11 @@ type fileFacts struct {
 	path  string
 	test  int8
 	globs []int8
+	set   *Set
 }
 
 func newFileFacts(s *Set, f *File) *fileFacts {
-	return &fileFacts{path: path.Clean(f.Path), globs: make([]int8, len(s.globs))}
+	return &fileFacts{path: path.Clean(f.Path), globs: make([]int8, len(s.globs)), set: s}
 }
 
 func (ff *fileFacts) isTest() bool {
@@ -971,7 +976,7 @@ func (ff *fileFacts) glob(globs []*regexp.Regexp, id int, re *regexp.Regexp) boo
 	}
 	if ff.globs[id] == 0 {
 		ff.globs[id] = 1
-		if globs[id].MatchString(ff.path) {
+		if (ff.set == nil || anyLiteral(ff.path, ff.set.globLits[id], ff.set.globFold[id])) && globs[id].MatchString(ff.path) {
 			ff.globs[id] = 2
 		}
 	}
