@@ -21,16 +21,14 @@ import (
 	"fmt"
 	"hash"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/jcs"
+	"github.com/diffpalhq/diffpal/internal/par"
 	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
@@ -200,20 +198,7 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	// Files' items are independent once the redactor knows every
 	// secret: build them on every core, keep them in file order.
 	per := make([][]Item, len(sorted))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(sorted)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(sorted) {
-					return
-				}
-				per[i] = buildItems(i, sorted[i], clean[i], mode, o, p.red)
-			}
-		})
-	}
-	wg.Wait()
+	par.For(len(sorted), 1, func(i int) { per[i] = buildItems(i, sorted[i], clean[i], mode, o, p.red) })
 	for _, items := range per {
 		p.Items = append(p.Items, items...)
 	}

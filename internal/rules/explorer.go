@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/diffpalhq/diffpal/internal/par"
 )
 
 // Symbol is a definition on an added line and where it is used elsewhere.
@@ -164,26 +164,10 @@ func prepareDefs(ctxs []*fileCtx) {
 			todo = append(todo, fc)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(todo))
-	if workers < 2 {
-		return
+	if runtime.GOMAXPROCS(0) < 2 || len(todo) < 2 {
+		return // on one core, computed as they are asked for
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(todo) {
-					return
-				}
-				addedDefs(todo[i])
-			}
-		}()
-	}
-	wg.Wait()
+	par.For(len(todo), 1, func(i int) { addedDefs(todo[i]) })
 }
 
 func addedDefs(fc *fileCtx) []def {
@@ -242,7 +226,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 		line int
 	}
 	uses := make([][]use, len(ctxs))
-	compileAll(len(ctxs), func(fi int) {
+	par.For(len(ctxs), 8, func(fi int) {
 		fc := ctxs[fi]
 		added := map[int]bool{}
 		for _, l := range fc.f.Added {

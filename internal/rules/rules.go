@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/diffpalhq/diffpal/findings"
+	"github.com/diffpalhq/diffpal/internal/par"
 	"github.com/diffpalhq/diffpal/internal/secrets"
 	"github.com/diffpalhq/diffpal/internal/yamlsafe"
 )
@@ -457,7 +456,7 @@ func (s *Set) addPack(label string, p pack, eager bool) error {
 	// the first rule's.
 	rules := make([]Rule, len(p.Rules))
 	errs := make([]error, len(p.Rules))
-	compileAll(len(rules), func(i int) {
+	par.For(len(rules), 8, func(i int) {
 		rules[i] = p.Rules[i]
 		rules[i].Pack = name
 		errs[i] = compileRule(&rules[i], eager)
@@ -478,27 +477,6 @@ func (s *Set) addPack(label string, p pack, eager bool) error {
 		s.rules = append(s.rules, r)
 	}
 	return nil
-}
-
-// compileAll calls fn(0..n-1) on every core (one goroutine for small n).
-func compileAll(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/8)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 func (s *Set) finish() error {

@@ -1,11 +1,10 @@
 package secrets
 
 import (
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/diffpalhq/diffpal/internal/par"
 )
 
 // knownSet holds secrets learned from other texts, found again by exact
@@ -62,7 +61,7 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 	// Each text's own detection pass is independent of the others': run
 	// them on every core; what they find is learned in text order.
 	found := make([][]Span, len(texts))
-	parallel(len(texts), func(i int) { found[i] = plain.Find(texts[i]) })
+	par.For(len(texts), 1, func(i int) { found[i] = plain.Find(texts[i]) })
 	for i, t := range texts {
 		spans := found[i]
 		for _, sp := range spans {
@@ -92,7 +91,7 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 		k.byHead[x] = vs
 	}
 	nr.known = k
-	parallel(len(out), func(i int) {
+	par.For(len(out), 1, func(i int) {
 		f := &finder{s: out[i], r: nr}
 		k.find(f)
 		if len(f.spans) > 0 {
@@ -100,32 +99,6 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 		}
 	})
 	return nr, out
-}
-
-// parallel calls fn(0..n-1) on every core and returns when all are done;
-// fn must only write to its own index's results.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // Known is how many secrets r has learned.

@@ -9,10 +9,10 @@ package builtin
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
 
+	"github.com/diffpalhq/diffpal/internal/par"
 	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/rules"
 )
@@ -102,26 +102,15 @@ func (b *Builtin) Prepare(ctx context.Context, changed []*provider.ChangedFile) 
 		// PrepareFile has not matched yet), then keep the results in file
 		// order so output does not depend on scheduling.
 		per := make([][]rules.Hit, len(files))
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					per[i] = b.matchFile(files[i])
-				}
-			}()
-		}
+		var todo []int
 		for i, f := range changed {
 			if h, ok := early[f]; ok {
 				per[i] = h
-				continue
+			} else {
+				todo = append(todo, i)
 			}
-			next <- i
 		}
-		close(next)
-		wg.Wait()
+		par.For(len(todo), 1, func(k int) { per[todo[k]] = b.matchFile(files[todo[k]]) })
 		for _, h := range per {
 			b.hits = append(b.hits, h...)
 		}
