@@ -14,13 +14,8 @@ import (
 // .diffpalignore, rule packs) from the side --config-source chooses:
 // base in CI by default, so the change under review cannot choose how it
 // is judged (docs/security.md). Whether this is CI is read from ios's
-// environment.
-func loadPolicy(ctx context.Context, ios *IOStreams, root string, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
-	return loadPolicyFor(ctx, ios, &git.Runner{Dir: root}, co, source, configPath, false)
-}
-
-// loadPolicyGit is loadPolicy with a runner at the repository root.
-func loadPolicyGit(ctx context.Context, ios *IOStreams, g *git.Runner, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
+// environment; g runs git at the repository root.
+func loadPolicy(ctx context.Context, ios *IOStreams, g *git.Runner, co review.ChangeOptions, source, configPath string) (*policy.Loaded, *git.Range, error) {
 	return loadPolicyFor(ctx, ios, g, co, source, configPath, false)
 }
 

@@ -348,7 +348,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	opts.prRange(ctx, g, pubTarget)
 	co := opts.Range.options(opts.Paths)
-	pol, rg, err := loadPolicyGit(ctx, opts.IO, g, co, opts.ConfigSource, opts.ConfigPath)
+	pol, rg, err := loadPolicy(ctx, opts.IO, g, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
 		return err
 	}

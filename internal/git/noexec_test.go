@@ -232,8 +232,10 @@ func readAll(t *testing.T, r *git.Runner, objects ...string) {
 		t.Fatal(err)
 	}
 	defer br.Close()
-	if _, err := br.ReadMany(append(objects, missingObject)); err != nil {
-		t.Errorf("ReadMany: %v", err)
+	for _, o := range objects {
+		if _, _, err := br.Read(o); err != nil {
+			t.Errorf("Read %s: %v", o, err)
+		}
 	}
 	if _, ok, err := br.Read(missingObject); ok || err != nil {
 		t.Errorf("Read missing: ok=%v err=%v", ok, err)
@@ -295,12 +297,12 @@ func TestNoConfiguredCommandRuns(t *testing.T) {
 		if _, err := r.Diff(ctx, rg.DiffBase, rg.Head, "a.txt", "c.odd"); err != nil {
 			t.Error(err)
 		}
-		p, err := r.DiffBlobs(ctx, rg.DiffBase, rg.Head)
-		if err != nil || len(p.Blobs) == 0 {
-			t.Fatalf("DiffBlobs: %v", err)
+		p, err := diffBlobs(ctx, r, rg.DiffBase, rg.Head)
+		if err != nil || len(p.blobs) == 0 {
+			t.Fatalf("DiffFiles: %v", err)
 		}
 		var ids []string
-		for id := range p.Blobs {
+		for id := range p.blobs {
 			ids = append(ids, id)
 		}
 		readAll(t, r, append(ids, rg.Head+":a.txt")...)

@@ -16,13 +16,21 @@ import (
 
 // FileDiff is one file of a streamed patch: its part of the patch (from
 // its "diff --git" line to the next file's) and, when the patch names a
-// new-side blob of a regular, non-binary file, that blob's content.
+// new-side blob of a regular, non-binary file, that blob's content — whole,
+// or only its first BlobHead bytes when it is larger than DiffFiles'
+// maxBlob (a file that large is skipped anyway; the head is what a skip's
+// reason reads).
 type FileDiff struct {
-	Patch   []byte
-	BlobID  string // "" when no content was read
-	Blob    []byte
-	HasBlob bool
+	Patch     []byte
+	BlobID    string // "" when no content was read
+	Blob      []byte
+	BlobSize  int  // the blob's size, all of it
+	Truncated bool // Blob is only its head
+	HasBlob   bool
 }
+
+// BlobHead is how much of a blob over the limit DiffFiles keeps.
+const BlobHead = 64 << 10
 
 // PatchInfo describes a streamed patch once git has finished it.
 type PatchInfo struct {
@@ -39,13 +47,16 @@ type PatchInfo struct {
 // new content — as soon as both are there, in patch order, from one
 // goroutine, while git is still diffing the files after it. There is no
 // separate `diff --raw` pass; binary files, submodules and deleted files
-// are not read. A file's Patch and Blob are never reused: the caller may
-// keep them (and strings into them). An error from each stops the stream.
+// are not read, and of a blob over maxBlob bytes (< 0: no limit) only its
+// head is kept (the rest is read past, unkept: the change under review
+// chooses its files' sizes). A file's Patch and Blob are never reused: the
+// caller may keep them (and strings into them). An error from each stops
+// the stream.
 //
 // The patch is held in chunks that never move, each file's part whole in
 // one chunk, so nothing is copied as the patch grows and nothing is held
 // twice.
-func (r *Runner) DiffFiles(ctx context.Context, base, head string, each func(FileDiff) error, paths ...string) (PatchInfo, error) {
+func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, each func(FileDiff) error, paths ...string) (PatchInfo, error) {
 	start := time.Now()
 	args := append([]string{"diff"}, DiffArgs...)
 	args = append(args, "--end-of-options", base, head, "--")
@@ -95,17 +106,18 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, each func(Fil
 		werr <- err
 	}()
 	type blob struct {
-		id   string
-		data []byte
-		ok   bool
+		id        string
+		data      []byte
+		size      int
+		ok, whole bool
 	}
 	got := make(chan blob, 256)
 	var readErr error
 	var blobsTook time.Duration
 	go func() {
 		defer close(got)
-		readErr = blobs.each(func(id string, data []byte, ok bool) {
-			got <- blob{id, data, ok}
+		readErr = blobs.each(maxBlob, func(id string, data []byte, size int, ok bool) {
+			got <- blob{id, data, size, ok, len(data) == size}
 		})
 		blobsTook = time.Since(start)
 	}()
@@ -131,7 +143,7 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, each func(Fil
 						eachErr = fmt.Errorf("git cat-file: answered %s for %s", b.id, s.blobID)
 					}
 				default:
-					fd.BlobID, fd.Blob, fd.HasBlob = s.blobID, b.data, b.ok
+					fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.blobID, b.data, b.size, !b.whole, b.ok
 				}
 			}
 			if eachErr == nil {
@@ -185,32 +197,6 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, each func(Fil
 		return PatchInfo{}, fmt.Errorf("git cat-file: %w", err)
 	}
 	return PatchInfo{SHA256: hex.EncodeToString(h.Sum(nil)), Size: size, BlobsTook: blobsTook}, nil
-}
-
-// Patch is a committed range's patch with the new side's file contents.
-type Patch struct {
-	// Diff is the patch as git printed it (Diff's arguments).
-	Diff []byte
-	// Blobs are the new-side contents by blob id: every regular, non-binary
-	// file the patch names on its head side with an "index" line.
-	Blobs map[string][]byte
-}
-
-// DiffBlobs is DiffFiles collected: the whole patch and the contents by
-// blob id.
-func (r *Runner) DiffBlobs(ctx context.Context, base, head string, paths ...string) (*Patch, error) {
-	p := &Patch{Blobs: map[string][]byte{}}
-	_, err := r.DiffFiles(ctx, base, head, func(fd FileDiff) error {
-		p.Diff = append(p.Diff, fd.Patch...)
-		if fd.HasBlob {
-			p.Blobs[fd.BlobID] = fd.Blob
-		}
-		return nil
-	}, paths...)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // A section is one file's part of the patch, and the blob requested for it.
@@ -323,8 +309,10 @@ func (s *patchScanner) line(at int, l []byte) {
 }
 
 // each reads cat-file --batch answers until its output ends, calling fn
-// with each object's name and content (ok false for a missing object).
-func (b *BlobReader) each(fn func(id string, data []byte, ok bool)) error {
+// with each object's name, content and size (ok false for a missing
+// object); of an object over max bytes (max < 0: no limit) only the first
+// BlobHead bytes are kept and the rest is read past.
+func (b *BlobReader) each(max int, fn func(id string, data []byte, size int, ok bool)) error {
 	for {
 		header, err := b.out.ReadString('\n')
 		if err == io.EOF && header == "" {
@@ -335,11 +323,11 @@ func (b *BlobReader) each(fn func(id string, data []byte, ok bool)) error {
 		}
 		header = strings.TrimSuffix(header, "\n")
 		if name, ok := strings.CutSuffix(header, " missing"); ok {
-			fn(name, nil, false)
+			fn(name, nil, 0, false)
 			continue
 		}
 		if name, ok := strings.CutSuffix(header, " ambiguous"); ok {
-			fn(name, nil, false)
+			fn(name, nil, 0, false)
 			continue
 		}
 		fields := strings.Fields(header)
@@ -350,11 +338,19 @@ func (b *BlobReader) each(fn func(id string, data []byte, ok bool)) error {
 		if err != nil || size < 0 {
 			return fmt.Errorf("bad size in %q", header)
 		}
-		data := make([]byte, size+1)
+		keep := size
+		if max >= 0 && size > max {
+			keep = min(size, BlobHead)
+		}
+		data := make([]byte, keep)
 		if _, err := io.ReadFull(b.out, data); err != nil {
 			return err
 		}
-		fn(fields[0], data[:size:size], true)
+		// The rest of a large object, and the newline after every one.
+		if _, err := io.CopyN(io.Discard, b.out, int64(size-keep)+1); err != nil {
+			return err
+		}
+		fn(fields[0], data, size, true)
 	}
 }
 

@@ -75,12 +75,12 @@ func testDiffBlobs(t *testing.T, ctx context.Context, r *git.Runner, base, head 
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := r.DiffBlobs(ctx, base, head, paths...)
+		p, err := diffBlobs(ctx, r, base, head, paths...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(p.Diff, want) {
-			t.Fatalf("paths %q: the streamed patch differs from Diff's (%d vs %d bytes)", paths, len(p.Diff), len(want))
+		if !bytes.Equal(p.diff, want) {
+			t.Fatalf("paths %q: the streamed patch differs from Diff's (%d vs %d bytes)", paths, len(p.diff), len(want))
 		}
 		files, err := diff.Parse(want)
 		if err != nil {
@@ -105,15 +105,15 @@ func testDiffBlobs(t *testing.T, ctx context.Context, r *git.Runner, base, head 
 		if len(wantBlobs) < 2 {
 			t.Fatalf("paths %q: only %d blobs to compare", paths, len(wantBlobs))
 		}
-		if len(p.Blobs) != len(wantBlobs) {
-			t.Errorf("paths %q: %d blobs read, want %d", paths, len(p.Blobs), len(wantBlobs))
+		if len(p.blobs) != len(wantBlobs) {
+			t.Errorf("paths %q: %d blobs read, want %d", paths, len(p.blobs), len(wantBlobs))
 		}
 		for id, w := range wantBlobs {
-			if got, ok := p.Blobs[id]; !ok || string(got) != w {
+			if got, ok := p.blobs[id]; !ok || string(got) != w {
 				t.Errorf("paths %q: blob %s: got %d bytes (present %v), want %d", paths, id, len(got), ok, len(w))
 			}
 		}
-		for id := range p.Blobs {
+		for id := range p.blobs {
 			if _, ok := wantBlobs[id]; !ok {
 				t.Errorf("paths %q: blob %s read but not wanted (binary, submodule or not in the patch)", paths, id)
 			}
@@ -122,10 +122,10 @@ func testDiffBlobs(t *testing.T, ctx context.Context, r *git.Runner, base, head 
 
 	// Errors are git's: an unknown revision, a pathspec outside the
 	// repository.
-	if _, err := r.DiffBlobs(ctx, base, strings.Repeat("f", 40)); err == nil {
+	if _, err := diffBlobs(ctx, r, base, strings.Repeat("f", 40)); err == nil {
 		t.Error("unknown head: no error")
 	}
-	if _, err := r.DiffBlobs(ctx, base, head, "../outside"); err == nil || !strings.Contains(err.Error(), "outside repository") {
+	if _, err := diffBlobs(ctx, r, base, head, "../outside"); err == nil || !strings.Contains(err.Error(), "outside repository") {
 		t.Errorf("pathspec outside the repository: %v", err)
 	}
 }
@@ -148,7 +148,7 @@ func TestDiffFiles(t *testing.T) {
 	}
 	var got []*diff.File
 	line, blobs := 1, 0
-	info, err := r.DiffFiles(ctx, base, head, func(fd git.FileDiff) error {
+	info, err := r.DiffFiles(ctx, base, head, -1, func(fd git.FileDiff) error {
 		if !bytes.HasPrefix(fd.Patch, []byte("diff --git ")) {
 			t.Errorf("a part starts with %q", fd.Patch[:min(len(fd.Patch), 40)])
 		}
@@ -181,7 +181,7 @@ func TestDiffFiles(t *testing.T) {
 
 	stop := errors.New("stop here")
 	n := 0
-	_, err = r.DiffFiles(ctx, base, head, func(git.FileDiff) error {
+	_, err = r.DiffFiles(ctx, base, head, -1, func(git.FileDiff) error {
 		if n++; n == 3 {
 			return stop
 		}
@@ -189,6 +189,74 @@ func TestDiffFiles(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || n != 3 {
 		t.Errorf("stopped after %d files with %v, want the callback's error after 3", n, err)
+	}
+}
+
+// patchBlobs is a streamed patch collected: the whole patch and the
+// contents by blob id.
+type patchBlobs struct {
+	diff  []byte
+	blobs map[string][]byte
+}
+
+func diffBlobs(ctx context.Context, r *git.Runner, base, head string, paths ...string) (*patchBlobs, error) {
+	p := &patchBlobs{blobs: map[string][]byte{}}
+	_, err := r.DiffFiles(ctx, base, head, -1, func(fd git.FileDiff) error {
+		p.diff = append(p.diff, fd.Patch...)
+		if fd.HasBlob {
+			if fd.Truncated || len(fd.Blob) != fd.BlobSize {
+				return fmt.Errorf("%s: %d of %d bytes without a limit", fd.BlobID, len(fd.Blob), fd.BlobSize)
+			}
+			p.blobs[fd.BlobID] = fd.Blob
+		}
+		return nil
+	}, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// TestDiffFilesLimit: a blob over the limit arrives as its head with its
+// size, the ones after it whole and in step, the patch unchanged.
+func TestDiffFilesLimit(t *testing.T) {
+	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	full, err := diffBlobs(ctx, r, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1000
+	var patch []byte
+	truncated, whole := 0, 0
+	_, err = r.DiffFiles(ctx, base, head, limit, func(fd git.FileDiff) error {
+		patch = append(patch, fd.Patch...)
+		if !fd.HasBlob {
+			return nil
+		}
+		want := full.blobs[fd.BlobID]
+		switch {
+		case fd.BlobSize != len(want):
+			t.Errorf("%s: size %d, want %d", fd.BlobID, fd.BlobSize, len(want))
+		case fd.BlobSize > limit:
+			truncated++
+			if fd.Truncated != (len(want) > git.BlobHead) || !bytes.Equal(fd.Blob, want[:min(len(want), git.BlobHead)]) {
+				t.Errorf("%s over the limit: truncated=%v, %d bytes kept", fd.BlobID, fd.Truncated, len(fd.Blob))
+			}
+		default:
+			whole++
+			if fd.Truncated || !bytes.Equal(fd.Blob, want) {
+				t.Errorf("%s under the limit: truncated=%v, %d of %d bytes", fd.BlobID, fd.Truncated, len(fd.Blob), len(want))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(patch, full.diff) || truncated == 0 || whole < 300 {
+		t.Errorf("patch same: %v; %d blobs over the limit, %d under", bytes.Equal(patch, full.diff), truncated, whole)
 	}
 }
 

@@ -128,7 +128,7 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	} else {
 		line := 1
 		var info git.PatchInfo
-		info, err = here.DiffFiles(ctx, rg.DiffBase, rg.Head, func(fd git.FileDiff) error {
+		info, err = here.DiffFiles(ctx, rg.DiffBase, rg.Head, o.Scope.Limit(), func(fd git.FileDiff) error {
 			fs, err := diff.ParseFrom(fd.Patch, line)
 			if err != nil {
 				return fileError{fmt.Errorf("parse git diff: %w", err)}
@@ -137,13 +137,20 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 			for _, f := range fs {
 				files = append(files, f)
 				var data []byte
+				size := 0
 				if f.Status != diff.Deleted && !f.Binary && !f.Submodule && f.NewBlob != "" {
 					if !fd.HasBlob || fd.BlobID != f.NewBlob {
 						return fileError{fmt.Errorf("read %s: blob %s missing", f.NewPath, f.NewBlob)}
 					}
-					data = fd.Blob
+					data, size = fd.Blob, fd.BlobSize
 				}
-				if cf := c.scopeFile(f, data, o.Scope); cf != nil && o.OnFile != nil {
+				cf := c.scopeFile(f, data, size, o.Scope)
+				if cf != nil && fd.Truncated {
+					// Over the limit is always skipped; a file read in part
+					// must never be reviewed as if whole.
+					return fileError{fmt.Errorf("read %s: %d bytes, over the limit of %d", f.NewPath, fd.BlobSize, o.Scope.Limit())}
+				}
+				if cf != nil && o.OnFile != nil {
 					o.OnFile(cf)
 				}
 			}
@@ -190,7 +197,7 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 					return nil, fmt.Errorf("read %s: %w", f.NewPath, err)
 				}
 			}
-			if cf := c.scopeFile(f, data, o.Scope); cf != nil && o.OnFile != nil {
+			if cf := c.scopeFile(f, data, len(data), o.Scope); cf != nil && o.OnFile != nil {
 				o.OnFile(cf)
 			}
 		}
@@ -214,13 +221,13 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 type fileError struct{ error }
 
 // scopeFile applies scope to a changed file with its new content (nil
-// when it has none) and adds it to c.Files or c.Skips; it returns the
-// file when it is in scope.
-func (c *Change) scopeFile(f *diff.File, data []byte, sc scope.Options) *ChangedFile {
+// when it has none; possibly only the head of size bytes) and adds it to
+// c.Files or c.Skips; it returns the file when it is in scope.
+func (c *Change) scopeFile(f *diff.File, data []byte, size int, sc scope.Options) *ChangedFile {
 	cand := scope.Candidate{Path: f.Path(), Deleted: f.Status == diff.Deleted, Binary: f.Binary,
 		Submodule: f.Submodule, ModeOnly: f.ModeOnly(), Size: -1}
 	if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
-		cand.Size = len(data)
+		cand.Size = size
 		cand.Head = scope.HeadLines(data, 10)
 		if bytes.IndexByte(data, 0) >= 0 {
 			cand.Binary = true

@@ -41,8 +41,6 @@ func (l *lazyRE) get() *regexp.Regexp {
 
 func (l *lazyRE) MatchString(s string) bool              { return l.get().MatchString(s) }
 func (l *lazyRE) FindStringSubmatchIndex(s string) []int { return l.get().FindStringSubmatchIndex(s) }
-func (l *lazyRE) FindStringIndex(s string) []int         { return l.get().FindStringIndex(s) }
-func (l *lazyRE) String() string                         { return l.src }
 
 // SubexpIndex answers -1 without compiling when the source cannot hold a
 // group of that name ((?P<name>…) and (?<name>…) both spell "<name>"):

@@ -119,14 +119,19 @@ func (o Options) Decide(c Candidate) (Skip, bool) {
 			return skip(ReasonGenerated, why)
 		}
 	}
-	max := o.MaxBytes
-	if max == 0 {
-		max = 1 << 20
-	}
-	if c.Size > max {
+	if max := o.Limit(); c.Size > max {
 		return skip(ReasonOversized, fmt.Sprintf("%d bytes > %d", c.Size, max))
 	}
 	return Skip{}, true
+}
+
+// Limit is the size above which a file is skipped (MaxBytes, 1 MiB when
+// unset): readers need not read more of a file than that.
+func (o Options) Limit() int {
+	if o.MaxBytes == 0 {
+		return 1 << 20
+	}
+	return o.MaxBytes
 }
 
 // generated recognizes generated files by name and by the conventional
