@@ -304,8 +304,10 @@ func formatHelp() string {
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	defer review.PrintPhases()
 	review.Phase("startup: process")
-	if opts.Provider == "" || opts.Provider == "builtin" {
-		// The built-in rules compile while git resolves the range.
+	if p := cmp.Or(opts.Provider, opts.IO.Getenv(config.EnvProvider)); p == "" || p == "builtin" {
+		// The built-in rules compile while git resolves the range (the
+		// config may still name another provider: then they are dropped
+		// once the providers are built).
 		rules.Prewarm()
 	}
 	at := &git.Runner{Dir: opts.Range.Dir}
@@ -382,6 +384,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return err
 	}
+	rules.DiscardPrewarm()
 	review.Phase("startup: providers (rule packs)")
 	var baseline *findings.Bundle
 	if opts.Baseline != "" {

@@ -357,3 +357,25 @@ func TestGlobLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestPrewarm: the prewarmed set is handed to one LoadNamed without user
+// packs, and a discarded one to nobody.
+func TestPrewarm(t *testing.T) {
+	Prewarm()
+	s, err := Load()
+	if err != nil || s == nil || len(s.rules) < 100 {
+		t.Fatalf("Load after Prewarm: %v", err)
+	}
+	if takePrewarmed() != nil {
+		t.Error("the prewarmed set was not taken by Load")
+	}
+	Prewarm()
+	DiscardPrewarm()
+	if takePrewarmed() != nil {
+		t.Error("DiscardPrewarm left the set for a later Load")
+	}
+	s2, err := Load()
+	if err != nil || s2 == s || len(s2.rules) != len(s.rules) {
+		t.Errorf("Load after DiscardPrewarm: %v, same set %v", err, s2 == s)
+	}
+}

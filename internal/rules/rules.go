@@ -355,6 +355,11 @@ func Prewarm() {
 	}()
 }
 
+// DiscardPrewarm drops a prewarmed Set nobody took (the review's
+// providers did not use the built-in rules after all), so it is not held
+// for the rest of the process.
+func DiscardPrewarm() { takePrewarmed() }
+
 func takePrewarmed() chan loaded {
 	prewarm.mu.Lock()
 	defer prewarm.mu.Unlock()
