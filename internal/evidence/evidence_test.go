@@ -141,3 +141,48 @@ func TestHashOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestHunkRemovedLinesRedacted: a hunk with removed lines takes its new
+// side from the redacted content and redacts each run of removed lines
+// alone; it reads as the whole hunk redacted at once would, and neither
+// the added line's secret nor the removed line's (which the new content
+// does not have) is in it.
+func TestHunkRemovedLinesRedacted(t *testing.T) {
+	added := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "k9L2mN"
+	removed := "ghp_" + strings.Repeat("Zy8Xw6Vu4t", 3) + "s2Q4rP"
+	content := []string{"package p", "", "func f() {", `	token := "` + added + `"`, "	use(token)", "}"}
+	lines := []diff.Line{
+		{Kind: ' ', Text: content[2], OldNo: 3, NewNo: 3},
+		{Kind: '-', Text: `	old := "` + removed + `"`, OldNo: 4},
+		{Kind: '-', Text: "	use(old)", OldNo: 5},
+		{Kind: '+', Text: content[3], NewNo: 4},
+		{Kind: '+', Text: content[4], NewNo: 5},
+		{Kind: ' ', Text: content[5], OldNo: 6, NewNo: 6},
+	}
+	f := File{Diff: &diff.File{NewPath: "p.go", OldPath: "p.go", Status: diff.Modified,
+		Hunks: []diff.Hunk{{OldStart: 3, OldLines: 4, NewStart: 3, NewLines: 4, Lines: lines}}}, Content: content}
+	p, err := Build([]byte("raw"), []File{f}, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := p.Item("f1:h1")
+	if !ok {
+		t.Fatalf("no hunk item in %v", p.Refs())
+	}
+	got := it.Content()
+	for _, s := range []string{added, removed} {
+		if strings.Contains(got, s) {
+			t.Errorf("secret %s left in the hunk:\n%s", s, got)
+		}
+	}
+	var raw strings.Builder
+	raw.WriteString("@@ -3,4 +3,4 @@\n")
+	for _, l := range lines {
+		raw.WriteByte(l.Kind)
+		raw.WriteString(l.Text)
+		raw.WriteByte('\n')
+	}
+	if want := p.Redactor().Redact(raw.String()); got != want {
+		t.Errorf("hunk item:\n%s\nthe hunk redacted whole:\n%s", got, want)
+	}
+}

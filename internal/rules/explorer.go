@@ -189,7 +189,13 @@ func removedDefs(fc *fileCtx) []def {
 type useIndex struct {
 	ctxs  []*fileCtx
 	words map[string][]posting
-	added []map[int]bool
+	added [][]bool // per file, indexed by new line number
+}
+
+// isAdded reports whether line of file fi is an added line.
+func (x *useIndex) isAdded(fi, line int) bool {
+	a := x.added[fi]
+	return line >= 0 && line < len(a) && a[line]
 }
 
 type posting struct {
@@ -198,9 +204,18 @@ type posting struct {
 }
 
 func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
-	x := &useIndex{ctxs: ctxs, words: map[string][]posting{}, added: make([]map[int]bool, len(ctxs))}
+	x := &useIndex{ctxs: ctxs, words: map[string][]posting{}, added: make([][]bool, len(ctxs))}
 	if len(names) == 0 {
 		return x
+	}
+	// wanted[c] has bit min(n, 63) set when a name of n bytes starts
+	// with c: most identifiers of a file fail this test and skip the map
+	// lookup (one per identifier of every changed file).
+	var wanted [256]uint64
+	for n := range names {
+		if n != "" {
+			wanted[n[0]] |= 1 << min(len(n), 63)
+		}
 	}
 	// words calls fn for each identifier of s that is a wanted name.
 	words := func(s string, fn func(w string)) {
@@ -213,7 +228,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			for k < len(s) && isWordByte(s[k]) {
 				k++
 			}
-			if names[s[j:k]] {
+			if wanted[s[j]]&(1<<min(k-j, 63)) != 0 && names[s[j:k]] {
 				fn(s[j:k])
 			}
 			j = k
@@ -228,9 +243,15 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 	uses := make([][]use, len(ctxs))
 	par.For(len(ctxs), 8, func(fi int) {
 		fc := ctxs[fi]
-		added := map[int]bool{}
+		last := 0
 		for _, l := range fc.f.Added {
-			added[l.No] = true
+			last = max(last, l.No)
+		}
+		added := make([]bool, last+1)
+		for _, l := range fc.f.Added {
+			if l.No >= 0 {
+				added[l.No] = true
+			}
 		}
 		x.added[fi] = added
 		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
@@ -288,7 +309,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 				continue
 			}
 			for i, m := range fc.lexContent() {
-				if skipAdded && x.added[fi][i+1] {
+				if skipAdded && x.isAdded(fi, i+1) {
 					continue
 				}
 				if re.MatchString(m) {
@@ -303,7 +324,7 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 	}
 	for _, p := range x.words[name] {
 		fc := x.ctxs[p.file]
-		if fc.f == skip || (skipAdded && x.added[p.file][p.line]) || langFamily(fc.f.Language) != fam {
+		if fc.f == skip || (skipAdded && x.isAdded(p.file, p.line)) || langFamily(fc.f.Language) != fam {
 			continue
 		}
 		uses = append(uses, Use{Path: fc.f.Path, Line: p.line})
