@@ -32,11 +32,12 @@ type defPattern struct {
 	re   *regexp.Regexp
 	lits []string // prefilter: one must occur for re to match
 	fold bool
+	sets [][]string // prefilter: one of each set must occur (literalSets)
 }
 
 func dp(kind, re string) defPattern {
 	lits, fold := requiredLiterals(re)
-	return defPattern{kind, regexp.MustCompile(re), lits, fold}
+	return defPattern{kind, regexp.MustCompile(re), lits, fold, literalSets(re)}
 }
 
 // defPatterns recognise definitions per language; each has a "name" group.
@@ -127,13 +128,13 @@ func definitions(lang string, lines []Line, masked func(i int) string) []def {
 		m := l.Text
 		done := false
 		for _, p := range pats {
-			if !anyLiteral(l.Text, p.lits, p.fold) {
+			if !anyLiteral(l.Text, p.lits, p.fold) || !hasEverySet(l.Text, p.sets) {
 				continue
 			}
 			if !done {
 				m, done = masked(i), true
 			}
-			if !anyLiteral(m, p.lits, p.fold) {
+			if !anyLiteral(m, p.lits, p.fold) || !hasEverySet(m, p.sets) {
 				continue
 			}
 			sm := p.re.FindStringSubmatch(m)

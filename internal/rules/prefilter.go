@@ -44,6 +44,54 @@ func requiredLiteralsMin(pattern string, minLen int) (lits []string, fold bool) 
 	return out, fold
 }
 
+// literalSets is, for each part of a pattern's top-level sequence that
+// has them, the literals one of which that part's match contains (one
+// byte or more, case-sensitive parts only): every match contains one of
+// each set, so a line that lacks any set cannot match. requiredLiterals
+// keeps only the most selective set; a per-line check can afford all of
+// them (an arrow function needs both "const" and "=>").
+func literalSets(pattern string) [][]string {
+	re, err := rsyntax.Parse(pattern, rsyntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == rsyntax.OpCapture {
+		re = re.Sub[0]
+	}
+	subs := []*rsyntax.Regexp{re}
+	if re.Op == rsyntax.OpConcat {
+		subs = re.Sub
+	}
+	var out [][]string
+next:
+	for _, sub := range subs {
+		set, ok := necessary(sub)
+		if !ok || len(set) == 0 {
+			continue
+		}
+		strs := make([]string, len(set))
+		for i, l := range set {
+			if l.fold || l.s == "" {
+				continue next
+			}
+			strs[i] = l.s
+		}
+		out = append(out, strs)
+	}
+	return out
+}
+
+// hasEverySet reports whether text holds a literal of every set.
+func hasEverySet(text string, sets [][]string) bool {
+	for _, set := range sets {
+		if !anyLiteral(text, set, false) {
+			return false
+		}
+	}
+	return true
+}
+
 type lit struct {
 	s    string
 	fold bool

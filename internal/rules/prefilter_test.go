@@ -1,6 +1,9 @@
 package rules
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -78,6 +81,64 @@ func TestRequiredLiteralsOfFactoredAlternations(t *testing.T) {
 		sort.Strings(lits)
 		if strings.Join(lits, ",") != c[1] {
 			t.Errorf("requiredLiterals(%q) = %v, want %s", c[0], lits, c[1])
+		}
+	}
+}
+
+// TestDefinitionSetsNeverRejectAMatch: the definition patterns' literal
+// sets only skip lines their regexp cannot match, over every line of this
+// repository's files and definitions written for each language.
+func TestDefinitionSetsNeverRejectAMatch(t *testing.T) {
+	lines := []string{
+		"func (s *Server) Handle(w http.ResponseWriter) {", "func Map[T any](xs []T) []T {", "type Options struct {", "const Limit = 3", "var Default = x",
+		"    async def fetch(self, url):", "def main():", "class Config(Base):", "MAX_ITEMS: int = 10", "MAX_ITEMS = 10",
+		"export const handler = async (event) => {", "const f = (a: number): string => {", "let g = x => x", "export default async function* gen<T>(x) {",
+		"  private async load(id: string): Promise<void> {", "  render() {", "export interface Props {", "declare enum Color {",
+		"  def self.valid?", "module Billing", "public static <T> List<T> copy(List<T> in) {", "  public record Point(int x, int y) {}",
+		"  override suspend fun load(id: String): Item {", "  public final class Box {", "  @MainActor func reload()", "function deploy {", "deploy() {",
+	}
+	out, err := exec.Command("git", "ls-files", "--full-name").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		data, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil || len(data) > 1<<20 {
+			continue
+		}
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	matched := 0
+	for lang, pats := range defPatterns {
+		for _, p := range pats {
+			for _, l := range lines {
+				if !p.re.MatchString(l) {
+					continue
+				}
+				matched++
+				if !hasEverySet(l, p.sets) || !anyLiteral(l, p.lits, p.fold) {
+					t.Errorf("%s %s %s: prefilter %q / %q rejects %q, which it matches", lang, p.kind, p.re, p.lits, p.sets, l)
+				}
+			}
+		}
+	}
+	if matched < 200 {
+		t.Errorf("only %d matching lines: the corpus is too small to test", matched)
+	}
+	// The sets a per-line check can use beyond the chosen literals.
+	for _, c := range []struct {
+		pattern string
+		want    string
+	}{
+		{jsDefs[2].re.String(), "=>"},
+		{jsDefs[3].re.String(), "{"},
+	} {
+		found := false
+		for _, set := range literalSets(c.pattern) {
+			found = found || slices.Equal(set, []string{c.want})
+		}
+		if !found {
+			t.Errorf("%s: literalSets %q lack {%q}", c.pattern, literalSets(c.pattern), c.want)
 		}
 	}
 }

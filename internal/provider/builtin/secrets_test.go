@@ -129,3 +129,53 @@ func TestSecretsInTestFixtures(t *testing.T) {
 		t.Fatalf("provider token in a test: hits = %+v, want one", hits)
 	}
 }
+
+// TestSecretBlocksFromText: a block of added lines is scanned as a slice
+// of the file's Text when they are its own lines, and the hits are those
+// of the lines joined; textAt gives exactly the joined lines, or declines.
+func TestSecretBlocksFromText(t *testing.T) {
+	body := st.PEMBody("builtin-text", "MIIEowIBAAKCAQEA", 8, 64, false)
+	content := []string{"tls:", "  ca: none"}
+	content = append(content, "  key: |", "    -----BEGIN RSA PRIVATE KEY-----")
+	for _, l := range body {
+		content = append(content, "    "+l)
+	}
+	content = append(content, "    -----END RSA PRIVATE KEY-----", "port: 443", "token: ghp_"+st.Gen("text", st.Alnum, 36), "end: true")
+	var added []rules.Line
+	for i, l := range content {
+		if i != 1 && i != len(content)-3 { // two runs of added lines and a lone one
+			added = append(added, rules.Line{No: i + 1, Text: l})
+		}
+	}
+	withText := &rules.File{Path: "deploy/values.yaml", Language: "yaml", Status: "modified", Added: added, Content: content, Text: strings.Join(content, "\n")}
+	joined := &rules.File{Path: "deploy/values.yaml", Language: "yaml", Status: "modified", Added: added, Content: content}
+	a, b := secretHits(builtinSet(t), withText), secretHits(builtinSet(t), joined)
+	if len(a) != 2 || len(a) != len(b) {
+		t.Fatalf("hits from Text %+v, from joined lines %+v", a, b)
+	}
+	for i := range a {
+		if a[i].RuleID != b[i].RuleID || a[i].StartLine != b[i].StartLine || a[i].EndLine != b[i].EndLine || a[i].Snippet != b[i].Snippet {
+			t.Errorf("hit %d: from Text %+v, from joined lines %+v", i, a[i], b[i])
+		}
+	}
+
+	var at textAt
+	for _, blk := range [][2]int{{0, 1}, {2, 5}, {7, 9}} {
+		block := added[blk[0]:blk[1]]
+		var want []string
+		for _, l := range block {
+			want = append(want, l.Text)
+		}
+		if got, ok := at.lines(withText, block); !ok || got != strings.Join(want, "\n") {
+			t.Errorf("block %v: %q, %v; want %q", blk, got, ok, strings.Join(want, "\n"))
+		}
+	}
+	if _, ok := at.lines(withText, added[0:2]); ok {
+		t.Error("textAt went back to an earlier line")
+	}
+	var fresh textAt
+	changed := []rules.Line{{No: 1, Text: "tls:"}, {No: 2, Text: "not the content"}}
+	if _, ok := fresh.lines(withText, changed); ok {
+		t.Error("textAt took lines that are not the content's")
+	}
+}
