@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -29,7 +30,6 @@ type fileCtx struct {
 	addedMasked map[int]string // new line number -> masked text
 	removedMask []string       // masked removed lines, parallel to f.Removed
 	lexMasked   []string       // lexical mask of Content, for change-level context
-	windows     map[[2]int]string
 
 	treeDone bool
 	tree     *syntax.Tree // nil without a grammar, Content or cgo parse
@@ -62,34 +62,67 @@ func newFileCtx(f *File) *fileCtx {
 }
 
 // window is the text of the new file's lines around its added lines
-// (before lines above each run of added lines, after below), the text a
-// syntax rule's literal prefilter reads: a literal far from every change
-// cannot be in a node that contains one, and checking the whole file
-// parsed almost every file of a large change for a word on an unchanged
-// line. Without Content it is the added lines.
-func (fc *fileCtx) window(before, after int) string {
+// (before lines above each run of added lines, after below), each line
+// ending in a newline: the text a syntax rule's literal prefilter reads. A
+// literal far from every change cannot be in a node that contains one,
+// and checking the whole file parsed almost every file of a large change
+// for a word on an unchanged line. Without Content it is the added lines.
+//
+// When the lines form one range the window is a slice of the file's Text,
+// not a copy. At the end of the file Text has no final newline; when
+// noFinalNewline allows (no literal looked for holds a newline, so none
+// can end on that one) the slice goes without it.
+func (fc *fileCtx) window(before, after int, noFinalNewline bool) string {
 	if fc.f.Content == nil {
 		return fc.raw
 	}
-	k := [2]int{before, after}
-	if w, ok := fc.windows[k]; ok {
-		return w
-	}
-	var b strings.Builder
-	next := 1 // first line not yet written
+	var ranges [][2]int
+	next := 1 // first line not yet taken
 	for _, run := range addedRuns(fc.f.Added) {
 		lo, hi := max(run[0]-before, next), min(run[1]+after, len(fc.f.Content))
-		for i := lo; i <= hi; i++ {
-			b.WriteString(fc.f.Content[i-1])
-			b.WriteByte('\n')
+		if lo > hi {
+			continue
+		}
+		if n := len(ranges); n > 0 && ranges[n-1][1]+1 == lo {
+			ranges[n-1][1] = hi
+		} else {
+			ranges = append(ranges, [2]int{lo, hi})
 		}
 		next = max(next, hi+1)
 	}
-	if fc.windows == nil {
-		fc.windows = map[[2]int]string{}
+	content, text := fc.f.Content, fc.f.Text
+	if len(ranges) == 1 && text != "" {
+		lo, hi := ranges[0][0], ranges[0][1]
+		off := 0
+		for i := 0; i < lo-1; i++ {
+			off += len(content[i]) + 1
+		}
+		end := off
+		for i := lo - 1; i < hi; i++ {
+			end += len(content[i]) + 1
+		}
+		switch {
+		case end <= len(text):
+			return text[off:end] // the newline after line hi is Text's
+		case end == len(text)+1 && noFinalNewline:
+			return text[off:]
+		}
 	}
-	fc.windows[k] = b.String()
-	return fc.windows[k]
+	n := 0
+	for _, r := range ranges {
+		for i := r[0]; i <= r[1]; i++ {
+			n += len(content[i-1]) + 1
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, r := range ranges {
+		for i := r[0]; i <= r[1]; i++ {
+			b.WriteString(content[i-1])
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // syntaxTree parses the new file once, when it has a grammar.
@@ -110,16 +143,15 @@ func (fc *fileCtx) syntaxTree() *syntax.Tree {
 	return t
 }
 
-// release frees the syntax tree and the prefilter windows once the file's
-// rules have run (they are built again if a change-level rule asks);
-// masks and definitions stay, for the explorer.
+// release frees the syntax tree once the file's rules have run (it is
+// parsed again if a change-level rule asks); masks and definitions stay,
+// for the explorer.
 func (fc *fileCtx) release() {
 	if fc.tree != nil {
 		fc.tree.Close()
 		fc.tree = nil
 		fc.treeDone = false // parsed again if a change-level rule asks
 	}
-	fc.windows = nil
 }
 
 // ensureMask masks the file: from the syntax tree where a grammar
@@ -265,8 +297,9 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	}
 	var fc *fileCtx
 	var hits []Hit
-	var lineRules []*Rule // added-scope rules, run line by line below
+	var lineIdx []int // added-scope rules (indexes into s.rules), run line by line below
 	facts := newFileFacts(s, f)
+	eligible := s.eligibleRules(f.Language, profiles)
 	var fileBits []uint64 // s.file's scan of fc.raw, on first use
 	// Parse first when a syntax rule's literals occur near the change, so
 	// that every rule of the file — line rules too — reads comments and
@@ -276,16 +309,16 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	var synOK map[*Rule]bool
 	if g := syntax.Grammar(f.Language, f.Path); g != "" && len(f.Added) > 0 {
 		fc = newFileCtx(f)
-		win := fc.window(syntaxWindowBefore, syntaxWindowAfter)
+		win := fc.window(syntaxWindowBefore, syntaxWindowAfter, !s.synNewline)
 		winBits := make([]uint64, s.syn.words)
 		s.syn.scan(win, winBits)
 		var rawBits []uint64
-		for _, r := range s.rules {
+		for ri, r := range s.rules {
 			c := r.c
 			if c.query == nil && c.flow == nil {
 				continue
 			}
-			if s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesToFile(f, facts, s.globs) {
+			if eligible[ri/64]&(1<<(ri%64)) == 0 || !r.appliesToPath(facts, s.globs) {
 				continue
 			}
 			if c.query != nil {
@@ -314,8 +347,8 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			fc.syntaxTree()
 		}
 	}
-	for _, r := range s.rules {
-		if r.Scope == "change" || s.off[r] || !wantProfile(profiles, r.Profile) || !r.appliesToFile(f, facts, s.globs) {
+	for ri, r := range s.rules {
+		if r.Scope == "change" || eligible[ri/64]&(1<<(ri%64)) == 0 || !r.appliesToPath(facts, s.globs) {
 			continue
 		}
 		if r.Scope == "added" && len(f.Added) == 0 && (r.Block == nil || len(f.Removed) == 0) {
@@ -358,7 +391,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		}
 		switch r.Scope {
 		case "added":
-			lineRules = append(lineRules, r)
+			lineIdx = append(lineIdx, ri)
 			if r.Block != nil {
 				hits = append(hits, r.matchEmptiedBlocks(fc)...)
 			}
@@ -375,31 +408,60 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			hits = append(hits, r.matchRemoved(fc)...)
 		}
 	}
-	if len(lineRules) > 0 {
+	if len(lineIdx) > 0 {
 		// One literal scan of each line decides which rules' regexps can
 		// possibly match it. Masking only blanks text, so a literal absent
 		// from the raw line is absent from the masked one: a line (and a
 		// file) no rule can match is never masked or parsed.
+		//
+		// The rules a line's literals name come from the set's literal ->
+		// rules index (bits over s.rules, so in the order they are listed
+		// in lineIdx), plus the rules without literals: a line is not
+		// tested against every rule of the file.
 		rawBits := make([]uint64, s.lits.words)
 		maskBits := make([]uint64, s.lits.words)
+		fileRules := make([]uint64, s.ruleWords) // lineIdx
+		always := make([]uint64, s.ruleWords)    // lineIdx without literals
+		for _, ri := range lineIdx {
+			fileRules[ri/64] |= 1 << (ri % 64)
+			if s.rules[ri].c.prefilter == nil {
+				always[ri/64] |= 1 << (ri % 64)
+			}
+		}
+		cand := make([]uint64, s.ruleWords)
 		for _, l := range f.Added {
 			s.lits.scan(l.Text, rawBits)
-			masked, maskedOK := "", false
-			for _, r := range lineRules {
-				if !r.c.present(rawBits, l.Text) {
-					continue
-				}
-				if r.MatchIn != "raw" {
-					if !maskedOK {
-						masked, maskedOK = fc.maskedAdded(l.No), true
-						s.lits.scan(masked, maskBits)
+			copy(cand, always)
+			for w, b := range rawBits {
+				for b != 0 {
+					k := b & -b
+					b &^= k
+					for j, rb := range s.litRules[w*64+bits.TrailingZeros64(k)] {
+						cand[j] |= rb & fileRules[j]
 					}
-					if !r.c.present(maskBits, masked) {
+				}
+			}
+			masked, maskedOK := "", false
+			for w, cb := range cand {
+				for cb != 0 {
+					k := cb & -cb
+					cb &^= k
+					r := s.rules[w*64+bits.TrailingZeros64(k)]
+					if !r.c.present(rawBits, l.Text) {
 						continue
 					}
-				}
-				if h, ok := r.matchNewLine(fc, l.No, l.Text, masked); ok {
-					hits = append(hits, h)
+					if r.MatchIn != "raw" {
+						if !maskedOK {
+							masked, maskedOK = fc.maskedAdded(l.No), true
+							s.lits.scan(masked, maskBits)
+						}
+						if !r.c.present(maskBits, masked) {
+							continue
+						}
+					}
+					if h, ok := r.matchNewLine(fc, l.No, l.Text, masked); ok {
+						hits = append(hits, h)
+					}
 				}
 			}
 		}

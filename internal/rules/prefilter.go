@@ -498,6 +498,20 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.lits = newLiteralIndex(lits)
+	// litRules[id]: the rules (bits over s.rules) with literal id.
+	s.ruleWords = (len(s.rules) + 63) / 64
+	s.litRules = make([][]uint64, s.lits.words*64)
+	for ri, r := range s.rules {
+		if r.c == nil || r.c.prefilter == nil {
+			continue
+		}
+		for _, id := range r.c.litIDs {
+			if s.litRules[id] == nil {
+				s.litRules[id] = make([]uint64, s.ruleWords)
+			}
+			s.litRules[id][ri/64] |= 1 << (ri % 64)
+		}
+	}
 
 	// Syntax rules (query, flow) have a second index: their literals are
 	// looked for once per file, in the text around the change, to decide
@@ -533,6 +547,10 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.syn = newLiteralIndex(lits)
+	s.synNewline = false
+	for _, l := range lits {
+		s.synNewline = s.synNewline || strings.Contains(l, "\n")
+	}
 
 	// Whole-file conditions (file_requires, file_unless) have a third:
 	// one scan of a file's text answers every rule's literals.

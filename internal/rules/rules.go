@@ -260,9 +260,15 @@ type Set struct {
 	byID     map[string]*Rule
 	profiles []string
 	lits     *literalIndex
-	syn      *literalIndex // syntax rules' literals (see buildPrefilter)
-	file     *literalIndex // file_requires/file_unless literals (buildPrefilter)
-	globs    []*regexp.Regexp
+	// litRules[id] are the rules (bits over rules, ruleWords words) with
+	// line literal id (buildPrefilter).
+	litRules  [][]uint64
+	ruleWords int
+	syn       *literalIndex // syntax rules' literals (see buildPrefilter)
+	// synNewline: one of syn's literals holds a newline (fileCtx.window)
+	synNewline bool
+	file       *literalIndex // file_requires/file_unless literals (buildPrefilter)
+	globs      []*regexp.Regexp
 	// globLits[i] are literals one of which every path globs[i] matches
 	// holds (nil: none derived); globFold when they are case-insensitive.
 	globLits [][]string
@@ -271,6 +277,31 @@ type Set struct {
 	// rules a user disabled (see Configure).
 	off    map[*Rule]bool
 	offIDs map[string]bool // disabled secret detector rules, by id
+	// eligible caches eligibleRules, by language and profiles; cleared
+	// when off changes.
+	eligible sync.Map
+}
+
+// eligibleRules is the rules (bits over s.rules) that may run on a file
+// in lang for these profiles (nil: all): not off, of a wanted profile,
+// and for the language (the per-rule tests MatchFile did for every rule of
+// every file, once per language now).
+func (s *Set) eligibleRules(lang string, profiles []string) []uint64 {
+	key := lang + "\x00*"
+	if profiles != nil {
+		key = lang + "\x00" + strings.Join(profiles, "\x00")
+	}
+	if v, ok := s.eligible.Load(key); ok {
+		return v.([]uint64)
+	}
+	out := make([]uint64, (len(s.rules)+63)/64)
+	for ri, r := range s.rules {
+		if !s.off[r] && wantProfile(profiles, r.Profile) && (r.c == nil || r.c.langs == nil || r.c.langs[lang]) {
+			out[ri/64] |= 1 << (ri % 64)
+		}
+	}
+	v, _ := s.eligible.LoadOrStore(key, out)
+	return v.([]uint64)
 }
 
 type pack struct {
@@ -514,6 +545,7 @@ func (s *Set) finish() error {
 // that names no rule is an error naming the field, so a typo does not
 // silently leave a rule running.
 func (s *Set) Configure(enable, disable []string) error {
+	defer s.eligible.Clear()
 	pick := func(field string, ids []string, on bool) error {
 		for i, id := range ids {
 			n := 0
@@ -969,10 +1001,15 @@ func (ff *fileFacts) glob(globs []*regexp.Regexp, id int, re *regexp.Regexp) boo
 // appliesToFile is appliesTo with the file's facts, shared by the rules
 // of globs' set (nil: no table).
 func (r *Rule) appliesToFile(f *File, ff *fileFacts, globs []*regexp.Regexp) bool {
-	c := r.c
-	if c.langs != nil && !c.langs[f.Language] {
+	if r.c.langs != nil && !r.c.langs[f.Language] {
 		return false
 	}
+	return r.appliesToPath(ff, globs)
+}
+
+// appliesToPath is appliesToFile but for the language.
+func (r *Rule) appliesToPath(ff *fileFacts, globs []*regexp.Regexp) bool {
+	c := r.c
 	if len(c.pathIDs) != len(c.paths) || len(c.excludeIDs) != len(c.exclude) {
 		globs = nil // not indexed by this set
 	}

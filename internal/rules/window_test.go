@@ -1,0 +1,88 @@
+package rules
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// windowByCopy is fileCtx.window as it was: every line of the ranges
+// copied, each with its newline (the oracle).
+func windowByCopy(f *File, before, after int) string {
+	var b strings.Builder
+	next := 1
+	for _, run := range addedRuns(f.Added) {
+		lo, hi := max(run[0]-before, next), min(run[1]+after, len(f.Content))
+		for i := lo; i <= hi; i++ {
+			b.WriteString(f.Content[i-1])
+			b.WriteByte('\n')
+		}
+		next = max(next, hi+1)
+	}
+	return b.String()
+}
+
+// TestWindowSameAsCopy: the window is the copied lines, from Text or not;
+// allowed to, it leaves out only the final newline at the end of a file.
+func TestWindowSameAsCopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 2000; n++ {
+		lines := make([]string, 1+rng.IntN(60))
+		for i := range lines {
+			lines[i] = "line " + strconv.Itoa(i+1) + strings.Repeat("x", rng.IntN(5))
+		}
+		var added []Line
+		for i := range lines {
+			if rng.IntN(6) == 0 {
+				added = append(added, Line{No: i + 1, Text: lines[i]})
+			}
+		}
+		before, after := rng.IntN(4), rng.IntN(8)
+		want := windowByCopy(&File{Content: lines, Added: added}, before, after)
+		for _, withText := range []bool{false, true} {
+			for _, noFinal := range []bool{false, true} {
+				f := &File{Path: "a.go", Content: lines, Added: added}
+				if withText {
+					f.Text = strings.Join(lines, "\n")
+				}
+				got := newFileCtx(f).window(before, after, noFinal)
+				if got == want || noFinal && withText && got+"\n" == want {
+					continue
+				}
+				t.Fatalf("lines %d, added %v, before %d after %d, text %v, noFinal %v:\n got %q\nwant %q", len(lines), added, before, after, withText, noFinal, got, want)
+			}
+		}
+	}
+}
+
+// TestConfigureAfterMatch: the rules eligible per language are cached;
+// Configure after a match must still take effect.
+func TestConfigureAfterMatch(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func() *File { return DiffFile("app/run.py", nil, []byte("import os\nresult = eval(request.args['q'])\n")) }
+	ids := func(hits []Hit) map[string]bool {
+		out := map[string]bool{}
+		for _, h := range hits {
+			out[h.RuleID] = true
+		}
+		return out
+	}
+	before := ids(s.MatchFile(file(), nil))
+	if len(before) == 0 {
+		t.Fatal("no hit on an eval of request input")
+	}
+	var off []string
+	for id := range before {
+		off = append(off, id)
+	}
+	if err := s.Configure(nil, off); err != nil {
+		t.Fatal(err)
+	}
+	if after := ids(s.MatchFile(file(), nil)); len(after) != 0 {
+		t.Errorf("rules %v disabled after a match still hit: %v", off, after)
+	}
+}
