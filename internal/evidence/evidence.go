@@ -15,6 +15,7 @@
 package evidence
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -209,12 +210,76 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	for i, it := range p.Items {
 		p.byRef[it.Ref] = i
 	}
-	h, err := jcs.SHA256Hex(p.Items)
-	if err != nil {
-		return nil, err
-	}
-	p.SHA256 = h
+	p.SHA256 = itemsSHA256(p.Items)
 	return p, nil
+}
+
+// itemsSHA256 is jcs.SHA256Hex(items), the items' canonical JSON written
+// directly and hashed as it is written: a large change has thousands of
+// items, and encoding/json plus the canonicalizer's re-parse of them was
+// ~4% of its review (TestItemsSHA256MatchesJCS).
+func itemsSHA256(items []Item) string {
+	h := sha256.New()
+	if items == nil {
+		h.Write([]byte("null"))
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i := range items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeItem(&buf, &items[i])
+		if buf.Len() >= 32<<10 {
+			h.Write(buf.Bytes())
+			buf.Reset()
+		}
+	}
+	buf.WriteByte(']')
+	h.Write(buf.Bytes())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeItem writes an item's canonical JSON: its members in key order.
+func writeItem(buf *bytes.Buffer, it *Item) {
+	sep := byte('{')
+	str := func(k, v string) {
+		buf.WriteByte(sep)
+		sep = ','
+		buf.WriteString(k)
+		jcs.WriteString(buf, v)
+	}
+	num := func(k string, n int) {
+		buf.WriteByte(sep)
+		sep = ','
+		buf.WriteString(k)
+		if n > -(1<<53) && n < 1<<53 {
+			buf.WriteString(strconv.Itoa(n))
+		} else {
+			f, _ := jcs.FormatNumber(float64(n))
+			buf.WriteString(f)
+		}
+	}
+	if it.EndLine != nil {
+		num(`"end_line":`, *it.EndLine)
+	}
+	str(`"evidence_ref":`, it.Ref)
+	str(`"kind":`, it.Kind)
+	if it.Locator != nil {
+		str(`"locator":`, *it.Locator)
+	}
+	if it.Path != nil {
+		str(`"path":`, *it.Path)
+	}
+	if it.Revision != nil {
+		str(`"revision":`, *it.Revision)
+	}
+	str(`"sha256":`, it.SHA256)
+	if it.StartLine != nil {
+		num(`"start_line":`, *it.StartLine)
+	}
+	buf.WriteByte('}')
 }
 
 const (

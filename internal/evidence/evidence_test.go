@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
+	"github.com/diffpalhq/diffpal/internal/jcs"
 )
 
 const sha1 = "1111111111111111111111111111111111111111"
@@ -184,5 +186,58 @@ func TestHunkRemovedLinesRedacted(t *testing.T) {
 	}
 	if want := p.Redactor().Redact(raw.String()); got != want {
 		t.Errorf("hunk item:\n%s\nthe hunk redacted whole:\n%s", got, want)
+	}
+}
+
+// TestItemsSHA256MatchesJCS: the items' hash written directly is the hash
+// of their canonical JSON (jcs.SHA256Hex), over items with every optional
+// member present or not and strings that need escaping, invalid UTF-8,
+// characters outside the BMP and HTML-sensitive bytes.
+func TestItemsSHA256MatchesJCS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"a", "src/main.go", `"`, `\`, "\n", "\t", "\x00", "\x1f", "\x7f", "<>&", "\u2028", "é", "😀", "\xff", "\xc3", "/", " ", "f1:h1"}
+	str := func() string {
+		var b strings.Builder
+		for k := rng.IntN(6); k > 0; k-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	nums := []int{0, 1, -1, 42, 1<<53 - 1, 1 << 53, -(1 << 53), 1 << 60}
+	for _, items := range [][]Item{nil, {}} {
+		want, err := jcs.SHA256Hex(items)
+		if err != nil || itemsSHA256(items) != want {
+			t.Fatalf("%#v: %s, want %s (%v)", items, itemsSHA256(items), want, err)
+		}
+	}
+	for n := 0; n < 500; n++ {
+		items := make([]Item, 1+rng.IntN(5))
+		for i := range items {
+			it := Item{Ref: str(), Kind: str(), SHA256: str()}
+			if rng.IntN(2) == 0 {
+				it.Path = ptr(str())
+			}
+			if rng.IntN(2) == 0 {
+				it.Revision = ptr(str())
+			}
+			if rng.IntN(2) == 0 {
+				it.Locator = ptr(str())
+			}
+			if rng.IntN(2) == 0 {
+				it.StartLine = ptr(nums[rng.IntN(len(nums))])
+			}
+			if rng.IntN(2) == 0 {
+				it.EndLine = ptr(nums[rng.IntN(len(nums))])
+			}
+			items[i] = it
+		}
+		want, err := jcs.SHA256Hex(items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := itemsSHA256(items); got != want {
+			data, _ := jcs.Marshal(items)
+			t.Fatalf("items %#v:\nhash %s, want %s (canonical %s)", items, got, want, data)
+		}
 	}
 }

@@ -160,6 +160,11 @@ func writeArray(buf *bytes.Buffer, dec *json.Decoder) error {
 
 const hexDigits = "0123456789abcdef"
 
+// WriteString writes s as a canonical JSON string, as Marshal would write
+// it (invalid UTF-8 becomes U+FFFD, byte by byte, as encoding/json does):
+// for writers of canonical JSON that skip encoding/json.
+func WriteString(buf *bytes.Buffer, s string) { writeString(buf, s) }
+
 // writeString escapes like ECMAScript JSON.stringify: only the quote, the
 // backslash and control characters are escaped; everything else, including
 // '/', '<' and non-ASCII, is written as UTF-8.
