@@ -63,7 +63,9 @@ func TestConfigureAfterMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := func() *File { return DiffFile("app/run.py", nil, []byte("import os\nresult = eval(request.args['q'])\n")) }
+	file := func() *File {
+		return DiffFile("app/run.py", nil, []byte("import os\nresult = eval(request.args['q'])\n"))
+	}
 	ids := func(hits []Hit) map[string]bool {
 		out := map[string]bool{}
 		for _, h := range hits {
