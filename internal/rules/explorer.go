@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -260,7 +261,10 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 		}
 		// Only lines whose raw text names a changed symbol are read masked,
 		// so a file that names none is never masked (or parsed).
-		seen := map[string]bool{}
+		// The line's names so far: a line has few, so a short slice;
+		// past 16 (a long generated line), a map as well.
+		var seen []string
+		var seenMap map[string]bool
 		for i, raw := range fc.f.Content {
 			hit := false
 			words(raw, func(string) { hit = true })
@@ -271,12 +275,29 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			if fc.f.Language == "go" && packageClause.MatchString(m) {
 				continue
 			}
-			clear(seen)
+			seen = seen[:0]
+			clear(seenMap)
 			words(m, func(w string) {
-				if !seen[w] {
-					seen[w] = true
-					uses[fi] = append(uses[fi], use{w, i + 1})
+				if len(seen) < 16 {
+					if slices.Contains(seen, w) {
+						return
+					}
+					seen = append(seen, w)
+				} else {
+					if seenMap == nil {
+						seenMap = map[string]bool{}
+					}
+					if len(seenMap) == 0 {
+						for _, x := range seen {
+							seenMap[x] = true
+						}
+					}
+					if seenMap[w] {
+						return
+					}
+					seenMap[w] = true
 				}
+				uses[fi] = append(uses[fi], use{w, i + 1})
 			})
 		}
 	})

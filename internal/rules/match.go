@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 
@@ -741,16 +742,18 @@ func (r *Rule) matchEmptiedBlocks(fc *fileCtx) []Hit {
 	if f.Content == nil || len(f.Removed) == 0 {
 		return nil
 	}
-	added := map[int]bool{}
-	for _, l := range f.Added {
-		added[l.No] = true
+	// f.Added is in line order: a binary search answers "is o added"
+	// without a map of every added line per rule.
+	isAdded := func(o int) bool {
+		_, ok := slices.BinarySearchFunc(f.Added, o, func(l Line, o int) int { return l.No - o })
+		return ok
 	}
 	seen := map[int]bool{}
 	var hits []Hit
 	for _, l := range f.Removed {
 		pos := removalPoint(f, l.No)
 		for o := pos - 1; o >= 1 && o >= pos-8; o-- {
-			if added[o] || seen[o] {
+			if isAdded(o) || seen[o] {
 				continue
 			}
 			raw := f.Content[o-1]

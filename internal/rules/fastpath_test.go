@@ -88,3 +88,30 @@ func TestConfigureAfterMatch(t *testing.T) {
 		t.Errorf("rules %v disabled after a match still hit: %v", off, after)
 	}
 }
+
+// TestUsesOncePerLine: a line naming many changed symbols, each twice,
+// is one use of each (past the short list of names a line keeps).
+func TestUsesOncePerLine(t *testing.T) {
+	var defs, calls []string
+	for i := 0; i < 24; i++ {
+		name := "handler" + strconv.Itoa(i)
+		defs = append(defs, "func "+name+"() {}")
+		calls = append(calls, name+"()", name+"()")
+	}
+	a := DiffFile("a.go", nil, []byte("package a\n\n"+strings.Join(defs, "\n")+"\n"))
+	b := DiffFile("b.go", []byte("package a\n"), []byte("package a\n\nfunc use() { "+strings.Join(calls, "; ")+" }\n"))
+	syms := ChangedSymbols([]*File{a, b})
+	n := 0
+	for _, s := range syms {
+		if !strings.HasPrefix(s.Name, "handler") {
+			continue
+		}
+		n++
+		if len(s.UsedIn) != 1 || s.UsedIn[0] != (Use{Path: "b.go", Line: 3}) {
+			t.Errorf("%s used in %v, want once in b.go:3", s.Name, s.UsedIn)
+		}
+	}
+	if n != 24 {
+		t.Errorf("%d handler symbols, want 24: %+v", n, syms)
+	}
+}
