@@ -119,7 +119,12 @@ type Packet struct {
 	Coalesced string
 
 	byRef map[string]int
-	red   *secrets.Redactor
+	// byPath lists each path's items (indexes into Items, in order), for
+	// RefsAt: a review asks for the refs at a line once per finding and
+	// per changed symbol, and scanning every item each time made that
+	// quadratic. Nil for a packet not made by Build.
+	byPath map[string][]int
+	red    *secrets.Redactor
 }
 
 // Redactor is the secret detector the packet's contents were redacted
@@ -207,8 +212,12 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 		p.Coalesced = fmt.Sprintf("%d files exceed the %d-item packet limit", len(sorted), o.MaxItems)
 	}
 	p.byRef = make(map[string]int, len(p.Items))
+	p.byPath = make(map[string][]int, len(sorted))
 	for i, it := range p.Items {
 		p.byRef[it.Ref] = i
+		if it.Path != nil {
+			p.byPath[*it.Path] = append(p.byPath[*it.Path], i)
+		}
 	}
 	p.SHA256 = itemsSHA256(p.Items)
 	return p, nil
@@ -497,19 +506,28 @@ func (p *Packet) Refs() []string {
 // (diff items first), for citing evidence of a finding.
 func (p *Packet) RefsAt(path string, start, end int) []string {
 	var diffs, srcs []string
-	for _, it := range p.Items {
+	visit := func(it *Item) {
 		if it.Path == nil || *it.Path != path {
-			continue
+			return
 		}
 		s, e := it.Lines()
 		if s == 0 || e < start || s > end {
-			continue
+			return
 		}
 		if it.Kind == KindDiff {
 			diffs = append(diffs, it.Ref)
 		} else {
 			srcs = append(srcs, it.Ref)
 		}
+	}
+	if p.byPath != nil {
+		for _, i := range p.byPath[path] {
+			visit(&p.Items[i])
+		}
+		return append(diffs, srcs...)
+	}
+	for i := range p.Items {
+		visit(&p.Items[i])
 	}
 	return append(diffs, srcs...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,5 +240,53 @@ func TestItemsSHA256MatchesJCS(t *testing.T) {
 			data, _ := jcs.Marshal(items)
 			t.Fatalf("items %#v:\nhash %s, want %s (canonical %s)", items, got, want, data)
 		}
+	}
+}
+
+// refsAtScan is RefsAt as it was, a scan of every item (the oracle).
+func (p *Packet) refsAtScan(path string, start, end int) []string {
+	var diffs, srcs []string
+	for _, it := range p.Items {
+		if it.Path == nil || *it.Path != path {
+			continue
+		}
+		s, e := it.Lines()
+		if s == 0 || e < start || s > end {
+			continue
+		}
+		if it.Kind == KindDiff {
+			diffs = append(diffs, it.Ref)
+		} else {
+			srcs = append(srcs, it.Ref)
+		}
+	}
+	return append(diffs, srcs...)
+}
+
+// TestRefsAtIndexed: RefsAt from the packet's path index answers as the
+// scan of every item does, for every path and line of a packet.
+func TestRefsAtIndexed(t *testing.T) {
+	files := []File{fileWithHunks("b.go", 3), fileWithHunks("a.go", 1), fileWithHunks("c/d.go", 5)}
+	p, err := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.byPath == nil {
+		t.Fatal("no path index")
+	}
+	n := 0
+	for _, path := range []string{"a.go", "b.go", "c/d.go", "none.go"} {
+		for start := 0; start <= 160; start += 3 {
+			for _, end := range []int{start, start + 7, start + 40} {
+				got, want := p.RefsAt(path, start, end), p.refsAtScan(path, start, end)
+				if !slices.Equal(got, want) {
+					t.Fatalf("RefsAt(%s, %d, %d) = %v, scan gives %v", path, start, end, got, want)
+				}
+				n += len(got)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no refs found at all")
 	}
 }
