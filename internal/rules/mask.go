@@ -3,6 +3,7 @@ package rules
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // lexSyntax describes how comments and string literals look in a language, for
@@ -95,7 +96,15 @@ func MaskLines(lang string, lines []string) []string {
 	if len(lines) == 0 {
 		return nil
 	}
-	src := strings.Join(lines, "\n")
+	return maskJoined(lang, lines, strings.Join(lines, "\n"))
+}
+
+// maskJoined is MaskLines given src, the lines joined (a file's Text,
+// which need not be joined again).
+func maskJoined(lang string, lines []string, src string) []string {
+	if len(lines) == 0 {
+		return nil
+	}
 	out := maskText(syntaxFor(lang), src)
 	res := strings.Split(out, "\n")
 	if len(res) != len(lines) { // cannot happen: newlines are never masked
@@ -333,7 +342,8 @@ func maskWith(sx *lexSyntax, s string, skip bool) string {
 	if b == nil {
 		return s
 	}
-	return string(b)
+	// b is not written again: the string shares it instead of a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 type heredoc struct {

@@ -126,6 +126,15 @@ func (fc *fileCtx) window(before, after int, noFinalNewline bool) string {
 	return b.String()
 }
 
+// maskContent is the lexical mask of Content, from the file's Text when
+// it has one.
+func (fc *fileCtx) maskContent() []string {
+	if fc.f.Text != "" {
+		return maskJoined(fc.f.Language, fc.f.Content, fc.f.Text)
+	}
+	return MaskLines(fc.f.Language, fc.f.Content)
+}
+
 // syntaxTree parses the new file once, when it has a grammar.
 func (fc *fileCtx) syntaxTree() *syntax.Tree {
 	if fc.treeDone {
@@ -174,7 +183,7 @@ func (fc *fileCtx) ensureMask() {
 			}
 		}
 		if fc.masked == nil {
-			fc.masked = MaskLines(f.Language, f.Content)
+			fc.masked = fc.maskContent()
 		}
 	}
 	// Added lines: take the masked Content line when it is the same line;
@@ -225,7 +234,7 @@ func (fc *fileCtx) lexContent() []string {
 		return fc.masked
 	}
 	if fc.lexMasked == nil && fc.f.Content != nil {
-		fc.lexMasked = MaskLines(fc.f.Language, fc.f.Content)
+		fc.lexMasked = fc.maskContent()
 	}
 	return fc.lexMasked
 }

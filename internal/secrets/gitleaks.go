@@ -40,6 +40,7 @@ type glRule struct {
 	// where it matches there.
 	anchorOnce sync.Once
 	anchored   *regexp.Regexp
+	start      *startFilter // checked before anchored (nil: none)
 }
 
 type glState struct {
@@ -51,6 +52,12 @@ type glState struct {
 	// keywords by their first two (lower-cased) bytes
 	kwIndex  [1 << 16]uint16
 	kwGroups [][]string
+	// kwThird[g]: the third bytes of group g's keywords (bits), and
+	// kwPair[g]: g has a keyword of two bytes; a text's byte pair that
+	// starts a group but not with one of its third bytes (code's "co" of
+	// "compute", "te" of "test") starts none of its keywords.
+	kwThird [][4]uint64
+	kwPair  []bool
 	// kwRules: the text rules (indexes into byIndex) each keyword
 	// triggers; kwSel: all the rules (indexes into snap.Rules)
 	kwRules map[string][]int
@@ -552,6 +559,11 @@ func (st *glState) windows(s string) []window {
 		if g == 0 {
 			continue
 		}
+		if i+2 < len(s) && !st.kwPair[g] {
+			if c := lowerTable[s[i+2]]; st.kwThird[g][c>>6]&(1<<(c&63)) == 0 {
+				continue
+			}
+		}
 		for _, kw := range st.kwGroups[g] {
 			if !hasPrefixFold(s[i:], kw) {
 				continue
@@ -599,7 +611,7 @@ func (st *glState) hitRules(s string, i int, kw string, nw int) []uint64 {
 		if g.semi && !semiTail(s, i+len(kw), g) {
 			continue
 		}
-		if a := g.anchor(); a != nil && !a.MatchString(s[i:min(len(s), i+maxAnchored)]) {
+		if a := g.anchor(); a != nil && (g.start != nil && !g.start.allows(s[i:]) || !a.MatchString(s[i:min(len(s), i+maxAnchored)])) {
 			continue
 		}
 		if out == nil {
