@@ -2,6 +2,7 @@ package rules
 
 import (
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,5 +114,72 @@ func TestUsesOncePerLine(t *testing.T) {
 	}
 	if n != 24 {
 		t.Errorf("%d handler symbols, want 24: %+v", n, syms)
+	}
+}
+
+// TestLiteralIndexFindsEveryLiteral: the literal index's scan sets
+// exactly the literals that occur in a line, ASCII case aside, for the
+// builtin set's line literals over this package's sources.
+func TestLiteralIndexFindsEveryLiteral(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lits []string
+	for _, r := range s.rules {
+		if r.c != nil {
+			lits = append(lits, r.c.prefilter...)
+		}
+	}
+	x := newLiteralIndex(lits)
+	lines := []string{"", "EVAL(x)", "password = 'Secret'", "\xff\x00eval"}
+	for _, p := range []string{"match.go", "explorer.go", "prefilter.go"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	bits := make([]uint64, x.words)
+	found := 0
+	for _, l := range lines {
+		x.scan(l, bits)
+		low := lowerASCII(l)
+		for id, lit := range lits {
+			want := strings.Contains(low, lowerASCII(lit))
+			if got := bits[id/64]&(1<<(id%64)) != 0; got != want {
+				t.Fatalf("%q: literal %d %q: scan %v, contains %v", l, id, lit, got, want)
+			}
+			if want {
+				found++
+			}
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d literal occurrences: too few to test", found)
+	}
+}
+
+// BenchmarkLiteralScan scans this package's sources with the builtin
+// set's line literal index (go test ./internal/rules -bench LiteralScan).
+func BenchmarkLiteralScan(b *testing.B) {
+	s, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []string
+	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	bits := make([]uint64, s.lits.words)
+	b.ResetTimer()
+	for b.Loop() {
+		for _, l := range lines {
+			s.lits.scan(l, bits)
+		}
 	}
 }

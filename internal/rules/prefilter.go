@@ -331,8 +331,16 @@ type literalIndex struct {
 	nc    int        // number of byte classes (columns of next)
 	class [256]uint8 // byte -> class (upper-case ASCII as lower-case)
 	next  []int32    // state*nc + class -> state
-	out   []uint64   // state*words.. -> literals ending here (incl. suffixes)
-	emits []bool     // state -> out is non-zero (most states emit nothing)
+	// The literals ending at a state (suffixes included), as the non-zero
+	// words of its bitset: pairs[pairAt[st]:pairAt[st+1]]. An emitting
+	// state sets one or two words, not all of them.
+	pairAt []int32
+	pairs  []outPair
+}
+
+type outPair struct {
+	w    int32
+	bits uint64
 }
 
 func newLiteralIndex(lits []string) *literalIndex {
@@ -398,10 +406,10 @@ func newLiteralIndex(lits []string) *literalIndex {
 	}
 	n := len(outs)
 	x.next = next
-	x.out = make([]uint64, n*x.words)
+	out := make([]uint64, n*x.words) // state*words.. -> literals ending there
 	fail := make([]int32, n)
 	for _, id := range outs[0] {
-		x.out[id/64] |= 1 << (id % 64)
+		out[id/64] |= 1 << (id % 64)
 	}
 	queue := make([]int32, 0, n)
 	for c := 0; c < nc; c++ {
@@ -412,11 +420,11 @@ func newLiteralIndex(lits []string) *literalIndex {
 	for q := 0; q < len(queue); q++ {
 		s := queue[q]
 		f := fail[s]
-		row := x.out[int(s)*x.words : int(s+1)*x.words]
+		row := out[int(s)*x.words : int(s+1)*x.words]
 		for _, id := range outs[s] {
 			row[id/64] |= 1 << (id % 64)
 		}
-		for w, v := range x.out[int(f)*x.words : int(f+1)*x.words] {
+		for w, v := range out[int(f)*x.words : int(f+1)*x.words] {
 			row[w] |= v
 		}
 		base, fbase := int(s)*nc, int(f)*nc
@@ -429,18 +437,22 @@ func newLiteralIndex(lits []string) *literalIndex {
 			}
 		}
 	}
-	x.emits = make([]bool, n)
+	x.pairAt = make([]int32, n+1)
 	for st := 0; st < n; st++ {
-		for _, v := range x.out[st*x.words : (st+1)*x.words] {
-			x.emits[st] = x.emits[st] || v != 0
+		x.pairAt[st] = int32(len(x.pairs))
+		for w, v := range out[st*x.words : (st+1)*x.words] {
+			if v != 0 {
+				x.pairs = append(x.pairs, outPair{int32(w), v})
+			}
 		}
 	}
+	x.pairAt[n] = int32(len(x.pairs))
 	// Each transition holds its target's row offset (state × nc), and the
 	// offset's complement when the target emits: scan reads one entry per
 	// byte with no multiplication and no second lookup.
 	for i, t := range next {
 		off := t * int32(nc)
-		if x.emits[t] {
+		if x.pairAt[t] != x.pairAt[t+1] {
 			off = ^off
 		}
 		next[i] = off
@@ -461,7 +473,7 @@ func (x *literalIndex) step(st int32, c byte) int32 {
 func (x *literalIndex) scan(s string, bits []uint64) {
 	clear(bits)
 	off := int32(0) // the state's row offset in next
-	nc, next, class, words := int32(x.nc), x.next, &x.class, x.words
+	nc, next, class := int32(x.nc), x.next, &x.class
 	for i := 0; i < len(s); i++ {
 		v := next[off+int32(class[s[i]])]
 		if v >= 0 {
@@ -469,9 +481,9 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 			continue
 		}
 		off = ^v
-		st := int(off / nc)
-		for w, b := range x.out[st*words : (st+1)*words] {
-			bits[w] |= b
+		st := off / nc
+		for _, p := range x.pairs[x.pairAt[st]:x.pairAt[st+1]] {
+			bits[p.w] |= p.bits
 		}
 	}
 }
