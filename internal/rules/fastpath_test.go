@@ -183,3 +183,16 @@ func BenchmarkLiteralScan(b *testing.B) {
 		}
 	}
 }
+
+// TestBuiltinWindowsAreSlices: no built-in syntax rule looks for a
+// literal with a newline in a file's window, so windows at the end of a
+// file are slices of its text too.
+func TestBuiltinWindowsAreSlices(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.synNewline {
+		t.Fatal("a built-in syntax literal holds a newline")
+	}
+}

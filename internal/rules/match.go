@@ -463,7 +463,11 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 					if r.MatchIn != "raw" {
 						if !maskedOK {
 							masked, maskedOK = fc.maskedAdded(l.No), true
-							s.lits.scan(masked, maskBits)
+							if masked == l.Text {
+								copy(maskBits, rawBits) // nothing blanked: the same literals
+							} else {
+								s.lits.scan(masked, maskBits)
+							}
 						}
 						if !r.c.present(maskBits, masked) {
 							continue

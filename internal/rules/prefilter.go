@@ -559,9 +559,17 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.syn = newLiteralIndex(lits)
+	// Only the syntax literals are looked for in a file's window (the
+	// value literals of flow rules, "call\n" among them, are looked for in
+	// the whole text).
 	s.synNewline = false
-	for _, l := range lits {
-		s.synNewline = s.synNewline || strings.Contains(l, "\n")
+	for _, r := range s.rules {
+		if r.c == nil {
+			continue
+		}
+		for _, l := range r.c.synLits {
+			s.synNewline = s.synNewline || strings.Contains(l, "\n")
+		}
 	}
 
 	// Whole-file conditions (file_requires, file_unless) have a third:

@@ -265,7 +265,7 @@ type Set struct {
 	litRules  [][]uint64
 	ruleWords int
 	syn       *literalIndex // syntax rules' literals (see buildPrefilter)
-	// synNewline: one of syn's literals holds a newline (fileCtx.window)
+	// synNewline: a syntax rule's window literal holds a newline (fileCtx.window)
 	synNewline bool
 	file       *literalIndex // file_requires/file_unless literals (buildPrefilter)
 	globs      []*regexp.Regexp
