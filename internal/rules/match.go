@@ -341,8 +341,12 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			ok := hasLiteral(winBits, c.synIDs, c.synLits, win, false)
 			if ok && c.valLits != nil {
 				if rawBits == nil {
-					rawBits = make([]uint64, s.syn.words)
-					s.syn.scan(fc.raw, rawBits)
+					if win == fc.raw {
+						rawBits = winBits // the window is the whole text
+					} else {
+						rawBits = make([]uint64, s.syn.words)
+						s.syn.scan(fc.raw, rawBits)
+					}
 				}
 				ok = hasLiteral(rawBits, c.valIDs, c.valLits, fc.raw, c.valFold)
 			}
