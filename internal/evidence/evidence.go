@@ -425,11 +425,13 @@ func newRange(h diff.Hunk) (int, int) {
 	return h.NewStart, h.NewStart + h.NewLines - 1
 }
 
-// writeHunk writes a hunk, redacted. Its added and context lines come
-// from the redacted content (which saw the whole file) and each run of
-// removed lines is redacted on its own, so a hunk's new side is not
-// scanned a second time; a hunk that does not match the content is
-// redacted as a whole (the detector still knows the content's secrets).
+// writeHunk writes a hunk, redacted. A hunk of added and context lines
+// takes them from the redacted content (which saw the whole file); one
+// with removed lines, or that does not match the content, is redacted as
+// a whole (the detector still knows the content's secrets). Removed lines
+// are redacted in the hunk, not run by run: an old key's body is found by
+// the END line after it, which may be a context line
+// (TestSecretCorpusNeverLeaves caught a per-run version leaking it).
 func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor) {
 	header := fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
 	if h.Section != "" {
@@ -440,7 +442,7 @@ func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Re
 		if !simple {
 			break
 		}
-		simple = l.Kind == '-' || l.NewNo >= 1 && l.NewNo <= len(content) && content[l.NewNo-1] == l.Text
+		simple = l.Kind != '-' && l.NewNo >= 1 && l.NewNo <= len(content) && content[l.NewNo-1] == l.Text
 	}
 	if !simple {
 		var raw strings.Builder
@@ -457,30 +459,13 @@ func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Re
 	b.WriteByte('\n')
 	n := 0
 	for _, l := range h.Lines {
-		if l.Kind == '-' {
-			n += len(l.Text) + 2
-		} else {
-			n += len(clean[l.NewNo-1]) + 2
-		}
+		n += len(clean[l.NewNo-1]) + 2
 	}
 	b.Grow(n)
-	// Removed lines are not in the content: each run of them is redacted
-	// on its own, as it reads in the hunk.
-	var removed strings.Builder
-	for i, l := range h.Lines {
-		if l.Kind != '-' {
-			b.WriteByte(l.Kind)
-			b.WriteString(clean[l.NewNo-1])
-			b.WriteByte('\n')
-			continue
-		}
-		removed.WriteByte('-')
-		removed.WriteString(l.Text)
-		removed.WriteByte('\n')
-		if i+1 == len(h.Lines) || h.Lines[i+1].Kind != '-' {
-			b.WriteString(red.Redact(removed.String()))
-			removed.Reset()
-		}
+	for _, l := range h.Lines {
+		b.WriteByte(l.Kind)
+		b.WriteString(clean[l.NewNo-1])
+		b.WriteByte('\n')
 	}
 }
 

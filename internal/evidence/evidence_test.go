@@ -145,11 +145,9 @@ func TestHashOnly(t *testing.T) {
 	}
 }
 
-// TestHunkRemovedLinesRedacted: a hunk with removed lines takes its new
-// side from the redacted content and redacts each run of removed lines
-// alone; it reads as the whole hunk redacted at once would, and neither
-// the added line's secret nor the removed line's (which the new content
-// does not have) is in it.
+// TestHunkRemovedLinesRedacted: a hunk with removed lines reads as the
+// whole hunk redacted at once, and neither the added line's secret nor
+// the removed line's (which the new content does not have) is in it.
 func TestHunkRemovedLinesRedacted(t *testing.T) {
 	added := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "k9L2mN"
 	removed := "ghp_" + strings.Repeat("Zy8Xw6Vu4t", 3) + "s2Q4rP"
@@ -288,5 +286,57 @@ func TestRefsAtIndexed(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no refs found at all")
+	}
+}
+
+// TestRemovedKeyBodyRedacted: an old key's last body lines, removed,
+// between context body lines and a context END line, with the BEGIN
+// outside the hunk, are not in the hunk item (redacting the removed lines
+// apart from the lines around them leaked the short last one).
+func TestRemovedKeyBodyRedacted(t *testing.T) {
+	b64 := func(seed string, n int) string {
+		const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+		var out []byte
+		h := sha256.Sum256([]byte(seed))
+		for len(out) < n {
+			for _, c := range h {
+				out = append(out, chars[int(c)%64])
+			}
+			h = sha256.Sum256(h[:])
+		}
+		return string(out[:n])
+	}
+	var body []string
+	for i := 0; i < 6; i++ {
+		body = append(body, b64(fmt.Sprint("body", i), 64))
+	}
+	oldLast := []string{b64("old-a", 64), "Z" + b64("old-b", 19) + "=="}
+	newLast := []string{b64("new-a", 64), "Q" + b64("new-b", 19) + "=="}
+	content := append([]string{"-----BEGIN EC PRIVATE KEY-----"}, body...)
+	content = append(content, newLast...)
+	content = append(content, "-----END EC PRIVATE KEY-----")
+	var lines []diff.Line
+	for i := 4; i <= 6; i++ { // context: the body's lines 4-6 (file lines 5-7)
+		lines = append(lines, diff.Line{Kind: ' ', Text: content[i], OldNo: i + 1, NewNo: i + 1})
+	}
+	for i, l := range oldLast {
+		lines = append(lines, diff.Line{Kind: '-', Text: l, OldNo: 8 + i})
+	}
+	for i, l := range newLast {
+		lines = append(lines, diff.Line{Kind: '+', Text: l, NewNo: 8 + i})
+	}
+	lines = append(lines, diff.Line{Kind: ' ', Text: content[9], OldNo: 10, NewNo: 10})
+	f := File{Diff: &diff.File{NewPath: "tls/client.key", OldPath: "tls/client.key", Status: diff.Modified,
+		Hunks: []diff.Hunk{{OldStart: 5, OldLines: 6, NewStart: 5, NewLines: 6, Section: body[3], Lines: lines}}}, Content: content}
+	p, err := Build([]byte("raw"), []File{f}, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range p.Items {
+		for _, secret := range append(append([]string{}, oldLast...), newLast...) {
+			if strings.Contains(it.Content(), secret[1:18]) {
+				t.Errorf("%s holds key body %q:\n%s", it.Ref, secret, it.Content())
+			}
+		}
 	}
 }
