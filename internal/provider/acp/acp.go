@@ -174,14 +174,31 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		return llm.Response{}, err
 	}
 	s := newSession(c)
-	conn := acpsdk.NewClientSideConnection(s, ag.in, ag.out)
+	// The SDK starts reading the agent's output inside
+	// NewClientSideConnection and reads its logger, unsynchronised, when
+	// that output ends: an agent that exits at once raced with SetLogger
+	// (go test -race). Its reads wait until the logger is set.
+	out := &gatedReader{r: ag.out, open: make(chan struct{})}
+	conn := acpsdk.NewClientSideConnection(s, ag.in, out)
 	conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	close(out.open)
 	resp, err := c.converse(ctx, callCtx, conn, s, req)
 	resp.Inspection = s.inspection()
 	if c.end(ag, errors.Is(err, errDisconnected)) {
 		return resp, c.exitError(ag.waitErr, strings.TrimSpace(ag.stderr.String()))
 	}
 	return resp, err
+}
+
+// gatedReader is r whose reads wait until open is closed.
+type gatedReader struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // running is a started agent.
