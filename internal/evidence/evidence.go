@@ -446,6 +446,11 @@ func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Re
 	}
 	if !simple {
 		var raw strings.Builder
+		n := len(header) + 1
+		for _, l := range h.Lines {
+			n += len(l.Text) + 2
+		}
+		raw.Grow(n)
 		raw.WriteString(header + "\n")
 		for _, l := range h.Lines {
 			raw.WriteByte(l.Kind)
