@@ -1,8 +1,10 @@
 package rules
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,5 +196,49 @@ func TestBuiltinWindowsAreSlices(t *testing.T) {
 	}
 	if s.synNewline {
 		t.Fatal("a built-in syntax literal holds a newline")
+	}
+}
+
+// TestLiteralRulesGrowWithLiterals: the literal -> rules index holds one
+// entry per rule literal, so a pack of many rules (a stranger's, perhaps)
+// does not cost literals × rules; and its lines still meet their rules.
+func TestLiteralRulesGrowWithLiterals(t *testing.T) {
+	const n = 1500
+	var b strings.Builder
+	b.WriteString("pack: many\nrules:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `  - id: many.r%d
+    profile: security_reviewer
+    category: security
+    severity: low
+    confidence: 0.5
+    title: t
+    message: m
+    impact: i
+    suggestion: s
+    pattern: 'tok%dq'
+    positive: [{path: a.go, code: "x := tok%dq"}]
+    negative: [{path: a.go, code: "x := 1"}]
+`, i, i, i)
+	}
+	s, err := LoadPacks([]string{"many.yaml"}, [][]byte{[]byte(b.String())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := 0
+	for _, l := range s.litRules {
+		entries += len(l)
+	}
+	if entries != n {
+		t.Errorf("%d literal -> rule entries for %d rules of one literal each", entries, n)
+	}
+	hits := s.MatchFile(DiffFile("a.go", nil, []byte("package a\n\nvar x = tok7q + tok1499q\n")), nil)
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.RuleID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"many.r1499", "many.r7"}) {
+		t.Errorf("hits %v, want many.r7 and many.r1499", ids)
 	}
 }

@@ -429,8 +429,8 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		// file) no rule can match is never masked or parsed.
 		//
 		// The rules a line's literals name come from the set's literal ->
-		// rules index (bits over s.rules, so in the order they are listed
-		// in lineIdx), plus the rules without literals: a line is not
+		// rules index, gathered as bits over s.rules (so they are taken in
+		// lineIdx's order), plus the rules without literals: a line is not
 		// tested against every rule of the file.
 		rawBits := make([]uint64, s.lits.words)
 		maskBits := make([]uint64, s.lits.words)
@@ -450,8 +450,8 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 				for b != 0 {
 					k := b & -b
 					b &^= k
-					for j, rb := range s.litRules[w*64+bits.TrailingZeros64(k)] {
-						cand[j] |= rb & fileRules[j]
+					for _, ri := range s.litRules[w*64+bits.TrailingZeros64(k)] {
+						cand[ri/64] |= fileRules[ri/64] & (1 << (ri % 64))
 					}
 				}
 			}

@@ -510,18 +510,19 @@ func (s *Set) buildPrefilter() {
 		}
 	}
 	s.lits = newLiteralIndex(lits)
-	// litRules[id]: the rules (bits over s.rules) with literal id.
+	// litRules[id]: the rules (indexes into s.rules) with literal id, as
+	// lists: their size is the number of literals the rules have, however
+	// many rules a pack brings.
 	s.ruleWords = (len(s.rules) + 63) / 64
-	s.litRules = make([][]uint64, s.lits.words*64)
+	s.litRules = make([][]int32, s.lits.words*64)
 	for ri, r := range s.rules {
 		if r.c == nil || r.c.prefilter == nil {
 			continue
 		}
 		for _, id := range r.c.litIDs {
-			if s.litRules[id] == nil {
-				s.litRules[id] = make([]uint64, s.ruleWords)
+			if l := s.litRules[id]; len(l) == 0 || l[len(l)-1] != int32(ri) {
+				s.litRules[id] = append(l, int32(ri))
 			}
-			s.litRules[id][ri/64] |= 1 << (ri % 64)
 		}
 	}
 

@@ -260,9 +260,10 @@ type Set struct {
 	byID     map[string]*Rule
 	profiles []string
 	lits     *literalIndex
-	// litRules[id] are the rules (bits over rules, ruleWords words) with
-	// line literal id (buildPrefilter).
-	litRules  [][]uint64
+	// litRules[id] are the rules (indexes into rules, ascending) with line
+	// literal id (buildPrefilter); ruleWords is the width of a bitset over
+	// rules.
+	litRules  [][]int32
 	ruleWords int
 	syn       *literalIndex // syntax rules' literals (see buildPrefilter)
 	// synNewline: a syntax rule's window literal holds a newline (fileCtx.window)
