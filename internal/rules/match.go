@@ -92,21 +92,15 @@ func (fc *fileCtx) window(before, after int, noFinalNewline bool) string {
 		next = max(next, hi+1)
 	}
 	content, text := fc.f.Content, fc.f.Text
-	if len(ranges) == 1 && text != "" {
-		lo, hi := ranges[0][0], ranges[0][1]
-		off := 0
-		for i := 0; i < lo-1; i++ {
-			off += len(content[i]) + 1
-		}
-		end := off
-		for i := lo - 1; i < hi; i++ {
-			end += len(content[i]) + 1
-		}
-		switch {
-		case end <= len(text):
-			return text[off:end] // the newline after line hi is Text's
-		case end == len(text)+1 && noFinalNewline:
-			return text[off:]
+	if len(ranges) == 1 {
+		var c TextCursor
+		if start, end, ok := c.Span(fc.f, ranges[0][0], ranges[0][1]); ok {
+			switch {
+			case end < len(text):
+				return text[start : end+1] // the newline after the last line is Text's
+			case noFinalNewline:
+				return text[start:end]
+			}
 		}
 	}
 	n := 0

@@ -29,7 +29,7 @@ func secretHits(set *rules.Set, f *rules.File) []rules.Hit {
 	test := rules.IsTestPath(f.Path)
 	var out []rules.Hit
 	var sb strings.Builder
-	var at textAt
+	var at rules.TextCursor
 	for start := 0; start < len(f.Added); {
 		end := start + 1
 		for end < len(f.Added) && f.Added[end].No == f.Added[end-1].No+1 {
@@ -39,7 +39,7 @@ func secretHits(set *rules.Set, f *rules.File) []rules.Hit {
 		var text string
 		if len(block) == 1 {
 			text = block[0].Text
-		} else if t, ok := at.lines(f, block); ok {
+		} else if t, ok := blockText(&at, f, block); ok {
 			text = t
 		} else {
 			sb.Reset()
@@ -117,34 +117,18 @@ func dedupeMatches(ms []secrets.Match) []secrets.Match {
 	return out
 }
 
-// textAt finds runs of a file's lines in its Text, moving forward only
-// (a file's added lines come in order), so a block of added lines that
-// are the file's own is scanned as a slice of Text instead of a copy.
-type textAt struct {
-	line, off int // Text[off:] starts line line+1
-}
-
-// lines returns the block's lines joined, as a slice of f.Text, when
-// f.Text is set and the block's lines are Content's.
-func (a *textAt) lines(f *rules.File, block []rules.Line) (string, bool) {
-	first, last := block[0].No, block[len(block)-1].No
-	if f.Text == "" || first < 1 || last > len(f.Content) || first <= a.line {
+// blockText is the block's lines joined, as a slice of f.Text, when they
+// are the file's own lines (a diff's lines could differ from the content,
+// a CRLF file's for one).
+func blockText(at *rules.TextCursor, f *rules.File, block []rules.Line) (string, bool) {
+	start, end, ok := at.Span(f, block[0].No, block[len(block)-1].No)
+	if !ok {
 		return "", false
 	}
-	for a.line < first-1 {
-		a.off += len(f.Content[a.line]) + 1
-		a.line++
-	}
-	n := 0
 	for _, l := range block {
 		if f.Content[l.No-1] != l.Text {
 			return "", false
 		}
-		n += len(l.Text) + 1
 	}
-	n-- // no newline after the last line
-	if a.off+n > len(f.Text) {
-		return "", false
-	}
-	return f.Text[a.off : a.off+n], true
+	return f.Text[start:end], true
 }

@@ -132,7 +132,7 @@ func TestSecretsInTestFixtures(t *testing.T) {
 
 // TestSecretBlocksFromText: a block of added lines is scanned as a slice
 // of the file's Text when they are its own lines, and the hits are those
-// of the lines joined; textAt gives exactly the joined lines, or declines.
+// of the lines joined; blockText gives exactly the joined lines, or declines.
 func TestSecretBlocksFromText(t *testing.T) {
 	body := st.PEMBody("builtin-text", "MIIEowIBAAKCAQEA", 8, 64, false)
 	content := []string{"tls:", "  ca: none"}
@@ -159,23 +159,23 @@ func TestSecretBlocksFromText(t *testing.T) {
 		}
 	}
 
-	var at textAt
+	var at rules.TextCursor
 	for _, blk := range [][2]int{{0, 1}, {2, 5}, {7, 9}} {
 		block := added[blk[0]:blk[1]]
 		var want []string
 		for _, l := range block {
 			want = append(want, l.Text)
 		}
-		if got, ok := at.lines(withText, block); !ok || got != strings.Join(want, "\n") {
+		if got, ok := blockText(&at, withText, block); !ok || got != strings.Join(want, "\n") {
 			t.Errorf("block %v: %q, %v; want %q", blk, got, ok, strings.Join(want, "\n"))
 		}
 	}
-	if _, ok := at.lines(withText, added[0:2]); ok {
-		t.Error("textAt went back to an earlier line")
+	if _, ok := blockText(&at, withText, added[0:2]); ok {
+		t.Error("the cursor went back to an earlier line")
 	}
-	var fresh textAt
+	var fresh rules.TextCursor
 	changed := []rules.Line{{No: 1, Text: "tls:"}, {No: 2, Text: "not the content"}}
-	if _, ok := fresh.lines(withText, changed); ok {
-		t.Error("textAt took lines that are not the content's")
+	if _, ok := blockText(&fresh, withText, changed); ok {
+		t.Error("blockText took lines that are not the content's")
 	}
 }
