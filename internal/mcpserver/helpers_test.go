@@ -76,7 +76,7 @@ func newEnv(t *testing.T, eo envOptions) *env {
 	return &env{t: t, cs: connect(t, srv), clock: clk, store: st, orch: orch}
 }
 
-func connect(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()

@@ -24,17 +24,7 @@ func BenchmarkStartVsPing(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(b, srv)
 	startArgs := qa.StartInput{TaskType: qa.TaskOrdinaryReview}
 	if os.Getenv("BOUND") != "" {
 		startArgs.ReviewContext = reviewContext()
@@ -75,17 +65,7 @@ func BenchmarkToolCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(b, srv)
 	call := func(name string, args any) map[string]any {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil || res.IsError {
