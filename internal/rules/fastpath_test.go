@@ -142,23 +142,33 @@ func TestLiteralIndexFindsEveryLiteral(t *testing.T) {
 		}
 		lines = append(lines, strings.Split(string(data), "\n")...)
 	}
+	// Both of the index's forms: the trie it starts as and the table it
+	// becomes (and scan, which picks one).
+	table := x.table()
+	forms := map[string]func(string, []uint64){
+		"scan":  x.scan,
+		"trie":  func(s string, bits []uint64) { clear(bits); x.scanTrie(s, bits) },
+		"table": func(s string, bits []uint64) { clear(bits); x.scanTable(table, s, bits) },
+	}
 	bits := make([]uint64, x.words)
 	found := 0
-	for _, l := range lines {
-		x.scan(l, bits)
-		low := lowerASCII(l)
-		for id, lit := range lits {
-			want := strings.Contains(low, lowerASCII(lit))
-			if got := bits[id/64]&(1<<(id%64)) != 0; got != want {
-				t.Fatalf("%q: literal %d %q: scan %v, contains %v", l, id, lit, got, want)
-			}
-			if want {
-				found++
+	for form, scan := range forms {
+		for _, l := range lines {
+			scan(l, bits)
+			low := lowerASCII(l)
+			for id, lit := range lits {
+				want := strings.Contains(low, lowerASCII(lit))
+				if got := bits[id/64]&(1<<(id%64)) != 0; got != want {
+					t.Fatalf("%s: %q: literal %d %q: scan %v, contains %v", form, l, id, lit, got, want)
+				}
+				if want {
+					found++
+				}
 			}
 		}
 	}
-	if found < 1000 {
-		t.Fatalf("only %d literal occurrences: too few to test", found)
+	if found < 3*1000 {
+		t.Fatalf("only %d literal occurrences over 3 forms: too few to test", found)
 	}
 }
 
@@ -240,5 +250,52 @@ func TestLiteralRulesGrowWithLiterals(t *testing.T) {
 	slices.Sort(ids)
 	if !slices.Equal(ids, []string{"many.r1499", "many.r7"}) {
 		t.Errorf("hits %v, want many.r7 and many.r1499", ids)
+	}
+}
+
+// BenchmarkLiteralIndexForms compares the line literal index's two forms,
+// the trie it starts as and the table it becomes, on match.go's lines
+// (go test ./internal/rules -bench LiteralIndexForms).
+func BenchmarkLiteralIndexForms(b *testing.B) {
+	s, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.buildPrefilter()
+	data, err := os.ReadFile("match.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	bits := make([]uint64, s.lits.words)
+	table := s.lits.table()
+	b.Run("trie", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			for _, l := range lines {
+				s.lits.scanTrie(l, bits)
+			}
+		}
+	})
+	b.Run("table", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			for _, l := range lines {
+				s.lits.scanTable(table, l, bits)
+			}
+		}
+	})
+}
+
+// BenchmarkBuildPrefilter builds the built-in set's three literal indexes
+// (their trie form: what a small review pays) and the literal -> rules
+// lists.
+func BenchmarkBuildPrefilter(b *testing.B) {
+	s, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s.buildPrefilter()
 	}
 }

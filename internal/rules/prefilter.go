@@ -5,6 +5,8 @@ import (
 	rsyntax "regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -320,22 +322,49 @@ func lower(c byte) byte {
 
 // literalIndex finds, in one pass over a line, which of all rules'
 // prefilter literals occur in it (ASCII case-insensitively): an
-// Aho–Corasick automaton with a full transition table over byte classes
-// (every byte that occurs in a literal, ASCII letters folded, has a
-// class; all other bytes share class 0), so the cost per line is two
-// table lookups per byte whatever the number of rules, and the table is
-// a fifth of a 256-column one (~4,500 states × ~50 classes: quicker to
-// build at start-up, and it stays in cache while scanning).
+// Aho–Corasick automaton over byte classes (every byte that occurs in a
+// literal, ASCII letters folded, has a class; all other bytes share
+// class 0).
+//
+// It starts as a trie with failure links, built in well under a
+// millisecond, and becomes a full transition table (two table lookups
+// per byte whatever the number of rules) once it has scanned
+// denseAfter bytes: building the table for the built-in rules' ~4,800
+// states took ~10 ms of a 10-line review's start-up, more than such a
+// review spends scanning, while on a large change the table pays for
+// itself within the first 64 KiB it scans. Both forms find
+// exactly the same literals (TestLiteralIndexFindsEveryLiteral checks
+// each against strings.Contains).
 type literalIndex struct {
 	words int        // bitset width in uint64s
-	nc    int        // number of byte classes (columns of next)
+	nc    int        // number of byte classes (columns of the table)
 	class [256]uint8 // byte -> class (upper-case ASCII as lower-case)
-	next  []int32    // state*nc + class -> state
+	// The trie: state st's children are kids[kidAt[st]:kidAt[st+1]],
+	// sorted by class; root holds the root's children by class (0: none).
+	kidAt []int32
+	kids  []kid
+	root  []int32
+	fail  []int32
 	// The literals ending at a state (suffixes included), as the non-zero
 	// words of its bitset: pairs[pairAt[st]:pairAt[st+1]]. An emitting
 	// state sets one or two words, not all of them.
 	pairAt []int32
 	pairs  []outPair
+
+	scanned   atomic.Int64 // bytes scanned by the trie, until the table exists
+	denseOnce sync.Once
+	dense     atomic.Pointer[[]int32]
+}
+
+// denseAfter is how many bytes the trie scans before the table is built:
+// the trie scans ~6× slower than the table (go test ./internal/rules
+// -bench LiteralIndexForms), so 64 KiB of trie scanning costs about as
+// much as building the built-in rules' line table.
+const denseAfter = 64 << 10
+
+type kid struct {
+	c  uint8
+	to int32
 }
 
 type outPair struct {
@@ -365,12 +394,11 @@ func newLiteralIndex(lits []string) *literalIndex {
 	for c := 'A'; c <= 'Z'; c++ {
 		x.class[c] = x.class[c+'a'-'A']
 	}
-	nc := x.nc
-	// The trie is built in the transition table itself (0 = no child:
-	// the root is nobody's child), then breadth first every missing
-	// transition becomes its failure state's.
-	// States are the literals' distinct prefixes (the root is ""): count
-	// them to allocate the table once.
+	// The trie, states numbered as the literals are inserted in order
+	// (the root is 0), its children first as linked lists (first child,
+	// next sibling: no allocation per state), then flattened.
+	// The states are the literals' distinct prefixes (the root is ""):
+	// counted first, to allocate once.
 	sorted := make([]string, len(lits))
 	for i, l := range lits {
 		sorted[i] = lowerASCII(l)
@@ -387,93 +415,180 @@ func newLiteralIndex(lits []string) *literalIndex {
 		}
 		states += len(l) - common
 	}
-	next := make([]int32, nc, nc*states)
-	outs := make([][]int, 1, states) // state -> literal ids ending there
+	first := make([]int32, 1, states)   // state -> first child (0: none)
+	sibling := make([]int32, 1, states) // state -> next sibling (0: none)
+	edge := make([]uint8, 1, states)    // state -> class of the edge into it
+	ends := make([]int32, 1, states)    // state -> literals ending there, as a list through endNext
+	ends[0] = -1
+	endNext := make([]int32, len(lits))
 	for id, l := range lits {
 		s := int32(0)
 		for i := 0; i < len(l); i++ {
-			c := int(x.class[l[i]])
-			nx := next[int(s)*nc+c]
+			c := x.class[l[i]]
+			nx := first[s]
+			for nx != 0 && edge[nx] != c {
+				nx = sibling[nx]
+			}
 			if nx == 0 {
-				nx = int32(len(outs))
-				outs = append(outs, nil)
-				next = next[:len(next)+nc] // zero: allocated above
-				next[int(s)*nc+c] = nx
+				nx = int32(len(first))
+				first, sibling, edge, ends = append(first, 0), append(sibling, first[s]), append(edge, c), append(ends, -1)
+				first[s] = nx
 			}
 			s = nx
 		}
-		outs[s] = append(outs[s], id)
+		endNext[id], ends[s] = ends[s], int32(id)
 	}
-	n := len(outs)
-	x.next = next
-	out := make([]uint64, n*x.words) // state*words.. -> literals ending there
-	fail := make([]int32, n)
-	for _, id := range outs[0] {
-		out[id/64] |= 1 << (id % 64)
-	}
-	queue := make([]int32, 0, n)
-	for c := 0; c < nc; c++ {
-		if nx := next[c]; nx != 0 {
-			queue = append(queue, nx) // fail = root
+	n := len(first)
+	idsOf := func(st int32, row []outPair) []outPair {
+		for id := ends[st]; id >= 0; id = endNext[id] {
+			row = addIDs(row, int(id))
 		}
+		return row
+	}
+	x.kidAt = make([]int32, n+1)
+	x.kids = make([]kid, 0, n-1)
+	for st := range n {
+		x.kidAt[st] = int32(len(x.kids))
+		for k := first[st]; k != 0; k = sibling[k] {
+			x.kids = append(x.kids, kid{edge[k], k})
+		}
+		ks := x.kids[x.kidAt[st]:]
+		slices.SortFunc(ks, func(a, b kid) int { return int(a.c) - int(b.c) })
+	}
+	x.kidAt[n] = int32(len(x.kids))
+	x.root = make([]int32, x.nc)
+	for _, k := range x.kids[x.kidAt[0]:x.kidAt[1]] {
+		x.root[k.c] = k.to
+	}
+	// Failure links and outputs, breadth first: a state's outputs are its
+	// own literals and its failure state's.
+	x.fail = make([]int32, n)
+	rows := make([][]outPair, n)
+	rows[0] = idsOf(0, nil)
+	queue := make([]int32, 0, n)
+	for _, k := range x.kids[x.kidAt[0]:x.kidAt[1]] {
+		queue = append(queue, k.to) // fail = root
 	}
 	for q := 0; q < len(queue); q++ {
 		s := queue[q]
-		f := fail[s]
-		row := out[int(s)*x.words : int(s+1)*x.words]
-		for _, id := range outs[s] {
-			row[id/64] |= 1 << (id % 64)
+		rows[s] = rows[x.fail[s]]
+		if ends[s] >= 0 {
+			rows[s] = idsOf(s, slices.Clone(rows[s]))
 		}
-		for w, v := range out[int(f)*x.words : int(f+1)*x.words] {
-			row[w] |= v
-		}
-		base, fbase := int(s)*nc, int(f)*nc
-		for c := 0; c < nc; c++ {
-			if nx := next[base+c]; nx != 0 {
-				fail[nx] = next[fbase+c]
-				queue = append(queue, nx)
-			} else {
-				next[base+c] = next[fbase+c]
-			}
+		for _, k := range x.kids[x.kidAt[s]:x.kidAt[s+1]] {
+			x.fail[k.to] = x.goTo(x.fail[s], k.c)
+			queue = append(queue, k.to)
 		}
 	}
 	x.pairAt = make([]int32, n+1)
-	for st := 0; st < n; st++ {
+	for st, row := range rows {
 		x.pairAt[st] = int32(len(x.pairs))
-		for w, v := range out[st*x.words : (st+1)*x.words] {
-			if v != 0 {
-				x.pairs = append(x.pairs, outPair{int32(w), v})
-			}
-		}
+		x.pairs = append(x.pairs, row...)
 	}
 	x.pairAt[n] = int32(len(x.pairs))
-	// Each transition holds its target's row offset (state × nc), and the
-	// offset's complement when the target emits: scan reads one entry per
-	// byte with no multiplication and no second lookup.
-	for i, t := range next {
-		off := t * int32(nc)
-		if x.pairAt[t] != x.pairAt[t+1] {
-			off = ^off
-		}
-		next[i] = off
-	}
 	return x
 }
 
-// step is the state after reading byte c in state st.
-func (x *literalIndex) step(st int32, c byte) int32 {
-	v := x.next[int(st)*x.nc+int(x.class[c])]
-	if v < 0 {
-		v = ^v
+// addIDs adds literal id to a row of output pairs kept sorted by word.
+func addIDs(row []outPair, id int) []outPair {
+	w, bit := int32(id/64), uint64(1)<<(id%64)
+	i, found := slices.BinarySearchFunc(row, w, func(p outPair, w int32) int { return int(p.w - w) })
+	if found {
+		row[i].bits |= bit
+		return row
 	}
-	return v / int32(x.nc)
+	return slices.Insert(row, i, outPair{w, bit})
+}
+
+// child is st's child on class c, or -1.
+func (x *literalIndex) child(st int32, c uint8) int32 {
+	if st == 0 {
+		if t := x.root[c]; t != 0 {
+			return t
+		}
+		return -1
+	}
+	for _, k := range x.kids[x.kidAt[st]:x.kidAt[st+1]] {
+		if k.c >= c {
+			if k.c == c {
+				return k.to
+			}
+			break
+		}
+	}
+	return -1
+}
+
+// goTo is the state after reading class c in state st (the automaton's
+// transition, by failure links).
+func (x *literalIndex) goTo(st int32, c uint8) int32 {
+	for {
+		if t := x.child(st, c); t >= 0 {
+			return t
+		}
+		if st == 0 {
+			return 0
+		}
+		st = x.fail[st]
+	}
+}
+
+// step is the state after reading byte c in state st.
+func (x *literalIndex) step(st int32, c byte) int32 { return x.goTo(st, x.class[c]) }
+
+// table is the full transition table, built on first call: state*nc +
+// class holds the target's row offset (state × nc), complemented when
+// the target emits, so the scan reads one entry per byte with no
+// multiplication and no second lookup.
+func (x *literalIndex) table() []int32 {
+	x.denseOnce.Do(func() {
+		nc, n := x.nc, len(x.fail)
+		next := make([]int32, n*nc)
+		copy(next, x.root)
+		// Breadth first (a state's failure state is shallower): a missing
+		// transition is the failure state's.
+		queue := make([]int32, 0, n)
+		for _, k := range x.kids[x.kidAt[0]:x.kidAt[1]] {
+			queue = append(queue, k.to)
+		}
+		for q := 0; q < len(queue); q++ {
+			s := queue[q]
+			row, frow := next[int(s)*nc:int(s+1)*nc], next[int(x.fail[s])*nc:int(x.fail[s]+1)*nc]
+			copy(row, frow)
+			for _, k := range x.kids[x.kidAt[s]:x.kidAt[s+1]] {
+				row[k.c] = k.to
+				queue = append(queue, k.to)
+			}
+		}
+		for i, t := range next {
+			off := t * int32(nc)
+			if x.pairAt[t] != x.pairAt[t+1] {
+				off = ^off
+			}
+			next[i] = off
+		}
+		x.dense.Store(&next)
+	})
+	return *x.dense.Load()
 }
 
 // scan sets in bits (len words) every literal occurring in s.
 func (x *literalIndex) scan(s string, bits []uint64) {
 	clear(bits)
+	if t := x.dense.Load(); t != nil {
+		x.scanTable(*t, s, bits)
+		return
+	}
+	if x.scanned.Add(int64(len(s))) > denseAfter {
+		x.scanTable(x.table(), s, bits)
+		return
+	}
+	x.scanTrie(s, bits)
+}
+
+func (x *literalIndex) scanTable(next []int32, s string, bits []uint64) {
 	off := int32(0) // the state's row offset in next
-	nc, next, class := int32(x.nc), x.next, &x.class
+	nc, class := int32(x.nc), &x.class
 	for i := 0; i < len(s); i++ {
 		v := next[off+int32(class[s[i]])]
 		if v >= 0 {
@@ -482,6 +597,16 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 		}
 		off = ^v
 		st := off / nc
+		for _, p := range x.pairs[x.pairAt[st]:x.pairAt[st+1]] {
+			bits[p.w] |= p.bits
+		}
+	}
+}
+
+func (x *literalIndex) scanTrie(s string, bits []uint64) {
+	st := int32(0)
+	for i := 0; i < len(s); i++ {
+		st = x.goTo(st, x.class[s[i]])
 		for _, p := range x.pairs[x.pairAt[st]:x.pairAt[st+1]] {
 			bits[p.w] |= p.bits
 		}

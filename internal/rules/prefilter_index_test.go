@@ -106,8 +106,8 @@ func TestLiteralIndexSameAutomaton(t *testing.T) {
 			t.Errorf("%d literals: the automaton's outputs differ from the reference", len(lits))
 			continue
 		}
-		if len(got.next) != len(want.emits)*got.nc {
-			t.Errorf("%d literals: %d transitions for %d states of %d classes", len(lits), len(got.next), len(want.emits), got.nc)
+		if len(got.table()) != len(want.emits)*got.nc {
+			t.Errorf("%d literals: %d transitions for %d states of %d classes", len(lits), len(got.table()), len(want.emits), got.nc)
 			continue
 		}
 	states:
