@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The embedded JSON Schemas are the source of truth for structure: the
@@ -240,48 +241,50 @@ type rawSchema struct {
 	Defs       map[string]*rawSchema `json:"$defs"`
 }
 
-// compiledRules holds v1..v4; it is computed once and never mutated.
-var compiledRules = mustCompileAll()
+// compiledRules holds v1..v4, each compiled on first use and never
+// mutated: compiling all four schemas was the largest part of the
+// package's initialisation, which every command pays, and a command reads
+// bundles of one version, if any.
+var compiledRules = [4]func() *versionRules{
+	sync.OnceValue(func() *versionRules { return mustCompile(V1) }),
+	sync.OnceValue(func() *versionRules { return mustCompile(V2) }),
+	sync.OnceValue(func() *versionRules { return mustCompile(V3) }),
+	sync.OnceValue(func() *versionRules {
+		// v4 is DiffPal's v3 plus a required changed_span.side (checked in
+		// validate.go, because supporting_span shares the span shape but not the
+		// rule); the version constant is the only structural difference.
+		r := mustCompile(V3)
+		r.version = V4
+		r.objs[kBundle].props[bVersion].enum = []string{V4}
+		return r
+	}),
+}
 
 func rulesFor(version string) *versionRules {
 	switch version {
 	case V1:
-		return compiledRules[0]
+		return compiledRules[0]()
 	case V2:
-		return compiledRules[1]
+		return compiledRules[1]()
 	case V3:
-		return compiledRules[2]
+		return compiledRules[2]()
 	case V4:
-		return compiledRules[3]
+		return compiledRules[3]()
 	}
 	return nil
 }
 
-func mustCompileAll() [4]*versionRules {
-	var out [4]*versionRules
-	for i, v := range []string{V1, V2, V3} {
-		data, err := Schema(v)
-		if err != nil {
-			panic(err)
-		}
-		r, err := compileSchema(v, data)
-		if err != nil {
-			panic(fmt.Sprintf("embedded schema %s: %v", v, err))
-		}
-		out[i] = r
-	}
-	// v4 is DiffPal's v3 plus a required changed_span.side (checked in
-	// validate.go, because supporting_span shares the span shape but not the
-	// rule); the version constant is the only structural difference.
-	data, _ := Schema(V3)
-	r, err := compileSchema(V3, data)
+// mustCompile compiles embedded schema v (a fresh copy each call).
+func mustCompile(v string) *versionRules {
+	data, err := Schema(v)
 	if err != nil {
 		panic(err)
 	}
-	r.version = V4
-	r.objs[kBundle].props[bVersion].enum = []string{V4}
-	out[3] = r
-	return out
+	r, err := compileSchema(v, data)
+	if err != nil {
+		panic(fmt.Sprintf("embedded schema %s: %v", v, err))
+	}
+	return r
 }
 
 func compileSchema(version string, data []byte) (*versionRules, error) {

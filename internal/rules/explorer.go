@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/par"
 )
@@ -36,13 +37,39 @@ type defPattern struct {
 	sets [][]string // prefilter: one of each set must occur (literalSets)
 }
 
-func dp(kind, re string) defPattern {
-	lits, fold := requiredLiterals(re)
-	return defPattern{kind, regexp.MustCompile(re), lits, fold, literalSets(re)}
+// defSrc is a definition pattern's source: compiled (with its literals)
+// per language on first use, since compiling all of them with their
+// literal sets was the largest part of the package's initialisation,
+// paid by every command.
+type defSrc struct{ kind, re string }
+
+func dp(kind, re string) defSrc { return defSrc{kind, re} }
+
+// defPatternsOf is the compiled definition patterns of lang (nil: none).
+func defPatternsOf(lang string) []defPattern {
+	if f := defCompiled[lang]; f != nil {
+		return f()
+	}
+	return nil
 }
 
+var defCompiled = func() map[string]func() []defPattern {
+	m := map[string]func() []defPattern{}
+	for lang, srcs := range defPatterns {
+		m[lang] = sync.OnceValue(func() []defPattern {
+			out := make([]defPattern, len(srcs))
+			for i, d := range srcs {
+				lits, fold := requiredLiterals(d.re)
+				out[i] = defPattern{d.kind, regexp.MustCompile(d.re), lits, fold, literalSets(d.re)}
+			}
+			return out
+		})
+	}
+	return m
+}()
+
 // defPatterns recognise definitions per language; each has a "name" group.
-var defPatterns = map[string][]defPattern{
+var defPatterns = map[string][]defSrc{
 	"go": {
 		dp("method", `^func\s+\([^)]*\)\s*(?P<name>\w+)\s*(?:\[[^\]]*\])?\(`),
 		dp("func", `^func\s+(?P<name>\w+)\s*(?:\[[^\]]*\])?\(`),
@@ -57,7 +84,7 @@ var defPatterns = map[string][]defPattern{
 		dp("const", `^(?P<name>[A-Z][A-Z0-9_]{2,})\s*(?::[^=]+)?=[^=]`),
 	},
 	"javascript": jsDefs,
-	"typescript": append(append([]defPattern(nil), jsDefs...),
+	"typescript": append(append([]defSrc(nil), jsDefs...),
 		dp("type", `^\s*(?:export\s+)?(?:declare\s+)?(?:interface|type|enum)\s+(?P<name>\w+)`)),
 	"ruby": {
 		dp("method", `^\s*def\s+(?:self\.)?(?P<name>\w+[?!=]?)`),
@@ -81,7 +108,7 @@ var defPatterns = map[string][]defPattern{
 	},
 }
 
-var jsDefs = []defPattern{
+var jsDefs = []defSrc{
 	dp("func", `^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>\w+)\s*[(<]`),
 	dp("class", `^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>\w+)`),
 	dp("func", `^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>\w+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:\([^)]*\)|\w+)\s*(?::\s*[^=]+)?=>`),
@@ -117,7 +144,7 @@ type def struct {
 
 // definitions returns the definitions on the given lines (masked texts).
 func definitions(lang string, lines []Line, masked func(i int) string) []def {
-	pats := defPatterns[lang]
+	pats := defPatternsOf(lang)
 	if pats == nil {
 		return nil
 	}
