@@ -73,7 +73,7 @@ type flowRule struct {
 	hasSources bool
 	sanitizers []*lazyRE
 	value      *lazyRE
-	trusted    []*regexp.Regexp
+	trusted    []*lazyRE
 	lits       []string // nil: always parse
 	// valueLits prefilter value_pattern (every reported value's text
 	// matches it, and that text is in the file): nil when none derive.
@@ -166,7 +166,7 @@ func compileFlow(r *Rule, eager bool) error {
 		}
 	}
 	for i, g := range f.TrustedPaths {
-		re, err := globToRegexp(g)
+		re, err := globToRegexp(g, eager)
 		if err != nil {
 			return ferr(fmt.Sprintf("flow.trusted_paths[%d]", i), "%v", err)
 		}

@@ -352,7 +352,7 @@ func TestGlobLiterals(t *testing.T) {
 		for _, p := range paths {
 			ff := &fileFacts{path: p, globs: make([]int8, len(s.globs)), set: s}
 			if got, want := ff.glob(s.globs, i, re), re.MatchString(p); got != want {
-				t.Errorf("glob %s on %s: %v, regexp %v", re, p, got, want)
+				t.Errorf("glob %s on %s: %v, regexp %v", re.src, p, got, want)
 			}
 		}
 	}

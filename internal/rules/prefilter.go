@@ -1,9 +1,9 @@
 package rules
 
 import (
-	"regexp"
 	rsyntax "regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +22,16 @@ func requiredLiterals(pattern string) (lits []string, fold bool) {
 // bytes or more: a one-byte literal is no use to scan lines for, but it
 // still rules out a whole file (a markup value needs a "<").
 func requiredLiteralsMin(pattern string, minLen int) (lits []string, fold bool) {
+	d := derive(derivedRequired+strconv.Itoa(minLen)+"\x00"+pattern, func() derivedLits {
+		lits, fold := deriveRequiredLiterals(pattern, minLen)
+		return derivedLits{lits, fold}
+	})
+	return d.Lits, d.Fold
+}
+
+// deriveRequiredLiterals computes requiredLiteralsMin (derived.gob holds
+// the built-in rules' answers).
+func deriveRequiredLiterals(pattern string, minLen int) (lits []string, fold bool) {
 	re, err := rsyntax.Parse(pattern, rsyntax.Perl)
 	if err != nil {
 		return nil, false
@@ -712,13 +722,13 @@ func (s *Set) buildPrefilter() {
 	// The set's distinct path globs, each matched once per file.
 	s.globs = nil
 	globID := map[string]int{}
-	globIndex := func(res []*regexp.Regexp) []int {
+	globIndex := func(res []*lazyRE) []int {
 		out := make([]int, len(res))
 		for i, re := range res {
-			id, ok := globID[re.String()]
+			id, ok := globID[re.src]
 			if !ok {
 				id = len(s.globs)
-				globID[re.String()] = id
+				globID[re.src] = id
 				s.globs = append(s.globs, re)
 			}
 			out[i] = id
@@ -734,7 +744,7 @@ func (s *Set) buildPrefilter() {
 	// .min.): that answer needs no regexp.
 	s.globLits, s.globFold = make([][]string, len(s.globs)), make([]bool, len(s.globs))
 	for i, re := range s.globs {
-		s.globLits[i], s.globFold[i] = requiredLiteralsMin(re.String(), 1)
+		s.globLits[i], s.globFold[i] = requiredLiteralsMin(re.src, 1)
 	}
 }
 

@@ -61,6 +61,12 @@ var (
 // shortest literal is longest), and the query needs one pattern's. When
 // some pattern has no literal, the query has no prefilter (nil).
 func queryLiterals(q string) []string {
+	return derive(derivedQuery+q, func() derivedLits { return derivedLits{Lits: deriveQueryLiterals(q)} }).Lits
+}
+
+// deriveQueryLiterals computes queryLiterals (derived.gob holds the
+// built-in rules' answers).
+func deriveQueryLiterals(q string) []string {
 	var out []string
 	for _, form := range topLevelForms(q) {
 		if strings.HasPrefix(form, "[") {

@@ -218,8 +218,8 @@ type compiled struct {
 	unless        []*lazyRE
 	require       []*lazyRE
 	requireCode   []*lazyRE
-	paths         []*regexp.Regexp
-	exclude       []*regexp.Regexp
+	paths         []*lazyRE
+	exclude       []*lazyRE
 	fileRequires  *lazyRE
 	fileUnless    *lazyRE
 	unlessAdded   *lazyRE
@@ -269,7 +269,7 @@ type Set struct {
 	// synNewline: a syntax rule's window literal holds a newline (fileCtx.window)
 	synNewline bool
 	file       *literalIndex // file_requires/file_unless literals (buildPrefilter)
-	globs      []*regexp.Regexp
+	globs      []*lazyRE
 	// globLits[i] are literals one of which every path globs[i] matches
 	// holds (nil: none derived); globFold when they are case-insensitive.
 	globLits [][]string
@@ -735,14 +735,14 @@ func compileRule(r *Rule, eagerQueries bool) error {
 		c.requireCode = append(c.requireCode, re)
 	}
 	for i, g := range r.Paths {
-		re, err := globToRegexp(g)
+		re, err := globToRegexp(g, eagerQueries)
 		if err != nil {
 			return ferr(fmt.Sprintf("paths[%d]", i), "%v", err)
 		}
 		c.paths = append(c.paths, re)
 	}
 	for i, g := range r.ExcludePaths {
-		re, err := globToRegexp(g)
+		re, err := globToRegexp(g, eagerQueries)
 		if err != nil {
 			return ferr(fmt.Sprintf("exclude_paths[%d]", i), "%v", err)
 		}
@@ -893,7 +893,7 @@ func compileRule(r *Rule, eagerQueries bool) error {
 
 // globToRegexp converts a path glob (*, **, ?, {a,b}, [..]) to a regexp. A
 // glob without '/' matches the base name.
-func globToRegexp(g string) (*regexp.Regexp, error) {
+func globToRegexp(g string, eager bool) (*lazyRE, error) {
 	if g == "" {
 		return nil, fmt.Errorf("empty glob")
 	}
@@ -953,7 +953,7 @@ func globToRegexp(g string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("unbalanced { in glob %q", g)
 	}
 	sb.WriteString(`$`)
-	return regexp.Compile(sb.String())
+	return newLazyRE(sb.String(), eager)
 }
 
 func (r *Rule) appliesTo(f *File) bool {
@@ -986,7 +986,7 @@ func (ff *fileFacts) isTest() bool {
 
 // glob reports whether the path matches s.globs[id] (re, when the set
 // has no glob table, as for a rule outside a set).
-func (ff *fileFacts) glob(globs []*regexp.Regexp, id int, re *regexp.Regexp) bool {
+func (ff *fileFacts) glob(globs []*lazyRE, id int, re *lazyRE) bool {
 	if globs == nil || id >= len(ff.globs) {
 		return re.MatchString(ff.path)
 	}
@@ -1001,7 +1001,7 @@ func (ff *fileFacts) glob(globs []*regexp.Regexp, id int, re *regexp.Regexp) boo
 
 // appliesToFile is appliesTo with the file's facts, shared by the rules
 // of globs' set (nil: no table).
-func (r *Rule) appliesToFile(f *File, ff *fileFacts, globs []*regexp.Regexp) bool {
+func (r *Rule) appliesToFile(f *File, ff *fileFacts, globs []*lazyRE) bool {
 	if r.c.langs != nil && !r.c.langs[f.Language] {
 		return false
 	}
@@ -1009,7 +1009,7 @@ func (r *Rule) appliesToFile(f *File, ff *fileFacts, globs []*regexp.Regexp) boo
 }
 
 // appliesToPath is appliesToFile but for the language.
-func (r *Rule) appliesToPath(ff *fileFacts, globs []*regexp.Regexp) bool {
+func (r *Rule) appliesToPath(ff *fileFacts, globs []*lazyRE) bool {
 	c := r.c
 	if len(c.pathIDs) != len(c.paths) || len(c.excludeIDs) != len(c.exclude) {
 		globs = nil // not indexed by this set

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"os"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-var updatePackSnapshot = flag.Bool("update-pack-snapshot", false, "rewrite packs.gob from packs/*.yaml (go generate ./internal/rules)")
+var updatePackSnapshot = flag.Bool("update-pack-snapshot", false, "rewrite packs.gob and derived.gob from packs/*.yaml (go generate ./internal/rules)")
 
 // TestPackSnapshot: packs.gob was made from the embedded YAML as it is
 // now, and decodes to exactly what decoding the YAML gives.
@@ -20,6 +22,12 @@ func TestPackSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile("packs.gob", data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if data, err = encodeDerived(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("derived.gob", data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -49,6 +57,48 @@ func TestPackSnapshot(t *testing.T) {
 	got, err := builtinDecoded()
 	if err != nil || !reflect.DeepEqual(got, fromYAML) {
 		t.Fatalf("builtinDecoded differs from the YAML (err %v)", err)
+	}
+}
+
+// TestDerivedSnapshot: every derivation in derived.gob is what the code
+// derives now, and loading the built-in rules (and every language's
+// definition patterns) finds each of its derivations there.
+func TestDerivedSnapshot(t *testing.T) {
+	table := derivedTable()
+	if len(table) < 300 {
+		t.Fatalf("derived.gob holds %d derivations: run go generate ./internal/rules", len(table))
+	}
+	for key, want := range table {
+		var got derivedLits
+		switch kind, rest := key[:1], key[1:]; kind {
+		case derivedRequired:
+			n, pattern, ok := strings.Cut(rest, "\x00")
+			minLen, err := strconv.Atoi(n)
+			if !ok || err != nil {
+				t.Fatalf("derived.gob: bad key %q", key)
+			}
+			got.Lits, got.Fold = deriveRequiredLiterals(pattern, minLen)
+		case derivedQuery:
+			got.Lits = deriveQueryLiterals(rest)
+		default:
+			t.Fatalf("derived.gob: bad key %q", key)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("derived.gob: %.80q: holds %+v, the code derives %+v: run go generate ./internal/rules", key, want, got)
+		}
+	}
+	stop := recordDerivations()
+	_, err := loadNamed(nil, nil)
+	for lang := range defPatterns {
+		defPatternsOf(lang)
+	}
+	rec, misses := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (definition patterns compiled by an earlier test are not asked again)
+	if misses != 0 || len(rec) < 300 {
+		t.Fatalf("loading the built-in rules derived %d literal sets, %d of them not in derived.gob: run go generate ./internal/rules", len(rec), misses)
 	}
 }
 

@@ -1,0 +1,129 @@
+package rules
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/gob"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// The literals derived from the built-in rules' expressions and queries,
+// computed at build time. Deriving them (parsing each regular expression
+// with regexp/syntax and walking it; reading each query's predicates) was
+// the largest part of loading the built-in rules, ~8 of ~20 ms of CPU
+// (go test ./internal/rules -bench Load), paid by every review before it
+// could match a line. derived.gob maps each derivation's input to its
+// output; a derivation whose input is not there (a user pack's pattern,
+// or a built-in one edited since `go generate ./internal/rules`) is
+// computed as before, so a stale table costs time, never correctness.
+// TestDerivedSnapshot fails while any entry differs from what the code
+// computes now, or a load of the built-in rules misses the table.
+//
+//go:embed derived.gob
+var derivedSnapshot []byte
+
+// derivedLits is one derivation's output: literals and whether they are
+// case-folded.
+type derivedLits struct {
+	Lits []string
+	Fold bool
+}
+
+// Derivations are keyed by kind and input: derivedRequired+minLen+"\x00"+
+// pattern for requiredLiteralsMin, derivedQuery+query for queryLiterals.
+const (
+	derivedRequired = "r"
+	derivedQuery    = "q"
+)
+
+var derived struct {
+	once  sync.Once
+	table map[string]derivedLits
+	// record, when set (while generating derived.gob, or a test), gets
+	// every derivation computed or looked up.
+	recording atomic.Bool
+	mu        sync.Mutex
+	record    map[string]derivedLits
+	misses    int
+}
+
+func derivedTable() map[string]derivedLits {
+	derived.once.Do(func() {
+		var t map[string]derivedLits
+		if err := gob.NewDecoder(bytes.NewReader(derivedSnapshot)).Decode(&t); err == nil {
+			derived.table = t
+		}
+	})
+	return derived.table
+}
+
+// derive returns the derivation of key, from the table when it holds it,
+// else from compute. The caller gets its own copy of the literals.
+func derive(key string, compute func() derivedLits) derivedLits {
+	v, ok := derivedTable()[key]
+	if !ok {
+		v = compute()
+	}
+	if derived.recording.Load() {
+		derived.mu.Lock()
+		if derived.record != nil {
+			derived.record[key] = v
+			if !ok {
+				derived.misses++
+			}
+		}
+		derived.mu.Unlock()
+	}
+	return derivedLits{Lits: slices.Clone(v.Lits), Fold: v.Fold}
+}
+
+// recordDerivations starts recording every derivation; the returned
+// function stops and returns them with the number not in the table.
+func recordDerivations() func() (map[string]derivedLits, int) {
+	derived.mu.Lock()
+	derived.record, derived.misses = map[string]derivedLits{}, 0
+	derived.recording.Store(true)
+	derived.mu.Unlock()
+	return func() (map[string]derivedLits, int) {
+		derived.mu.Lock()
+		defer derived.mu.Unlock()
+		r, n := derived.record, derived.misses
+		derived.record = nil
+		derived.recording.Store(false)
+		return r, n
+	}
+}
+
+// encodeDerived makes derived.gob's content: every derivation a load of
+// the built-in rules (with its prefilter index and every language's
+// definition patterns) asks for, computed afresh.
+func encodeDerived() ([]byte, error) {
+	saved := derived.table
+	derivedTable()
+	derived.table = nil // compute everything
+	defer func() { derived.table = saved }()
+	stop := recordDerivations()
+	_, err := loadNamed(nil, nil) // finish builds the prefilter index
+	langs := make([]string, 0, len(defPatterns))
+	for lang := range defPatterns {
+		langs = append(langs, lang)
+	}
+	sort.Strings(langs)
+	for _, lang := range langs {
+		for _, d := range defPatterns[lang] {
+			requiredLiterals(d.re)
+		}
+	}
+	rec, _ := stop()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(rec); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
