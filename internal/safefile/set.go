@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // File is one member of a set written by WriteSet.
@@ -39,8 +40,9 @@ const (
 //
 //  1. Every target and the manifest are checked first: one symlink or
 //     non-regular file refuses the whole set before anything is written.
-//  2. The files are written and synced in a fresh staging directory
-//     inside d (StagePrefix+N+StageSuffix, mode 0700). An error, a
+//  2. The files are written and synced, concurrently (so each File.Write
+//     must be safe to run alongside the others), in a fresh staging
+//     directory inside d (StagePrefix+N+StageSuffix, mode 0700). An error, a
 //     cancelled ctx or a signal (Cleanup) up to here leaves the published
 //     files exactly as they were, and the staging directory is removed.
 //  3. Under an exclusive lock on d (serialising concurrent runs) and the
@@ -81,13 +83,20 @@ func (d *Dir) WriteSet(ctx context.Context, files []File, manifest string, body 
 		return nil, err
 	}
 	defer sr.Close()
-	written := make([]Written, 0, len(files))
-	for _, f := range files {
-		w, err := stageFile(sr, absStage, f)
+	// The files are staged concurrently: each is rendered, written and
+	// synced on its own, and a small review's outputs spent most of their
+	// time waiting for one fsync after another.
+	written := make([]Written, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { written[i], errs[i] = stageFile(sr, absStage, f) })
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", d.Path(f.Name), err)
+			return nil, fmt.Errorf("write %s: %w", d.Path(files[i].Name), err)
 		}
-		written = append(written, w)
 	}
 	if _, err := stageFile(sr, absStage, File{Name: manifest, Write: body(written)}); err != nil {
 		return nil, fmt.Errorf("write %s: %w", d.Path(manifest), err)
