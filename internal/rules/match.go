@@ -352,6 +352,11 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			}
 		}
 		if synOK != nil && f.Content != nil {
+			// The queries this file will run compile side by side while
+			// it is parsed (each only once per process).
+			for r := range synOK {
+				r.c.compileAhead(g)
+			}
 			fc.syntaxTree()
 		}
 	}

@@ -33,6 +33,23 @@ func (q *queryRule) compiled(g string) *syntax.Query {
 	return c
 }
 
+// compileAhead starts compiling the queries the rule will run on grammar
+// g (syntax.CompileAhead).
+func (c *compiled) compileAhead(g string) {
+	switch {
+	case c.query != nil:
+		if src, ok := c.query.byGrammar[g]; ok {
+			syntax.CompileAhead(g, src)
+		}
+	case c.flow != nil:
+		for _, m := range []map[string]string{c.flow.sinks, c.flow.sources} {
+			if src, ok := m[g]; ok {
+				syntax.CompileAhead(g, src)
+			}
+		}
+	}
+}
+
 // grammarsOf maps a query key (a language id) to the grammars it runs on.
 func grammarsOf(lang string) []string {
 	switch lang {

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -508,16 +509,38 @@ func (n Node) SExpr() string {
 var queryCache sync.Map // grammar + "\x00" + src -> *cachedQuery
 
 type cachedQuery struct {
-	once sync.Once
-	q    *Query
-	err  error
+	started atomic.Bool // compiling has begun (CompileAhead or CachedQuery)
+	once    sync.Once
+	q       *Query
+	err     error
+}
+
+func cached(grammar, src string) *cachedQuery {
+	v, _ := queryCache.LoadOrStore(grammar+"\x00"+src, &cachedQuery{})
+	return v.(*cachedQuery)
+}
+
+func (c *cachedQuery) compile(grammar, src string) {
+	c.once.Do(func() { c.q, c.err = CompileQuery(grammar, src) })
 }
 
 // CachedQuery is CompileQuery, compiled once per process for the same
 // grammar and source; callers may compile lazily, on first use.
 func CachedQuery(grammar, src string) (*Query, error) {
-	v, _ := queryCache.LoadOrStore(grammar+"\x00"+src, &cachedQuery{})
-	c := v.(*cachedQuery)
-	c.once.Do(func() { c.q, c.err = CompileQuery(grammar, src) })
+	c := cached(grammar, src)
+	c.started.Store(true)
+	c.compile(grammar, src)
 	return c.q, c.err
+}
+
+// CompileAhead starts compiling the query on another goroutine, unless
+// that has begun already, so that a caller who knows it will need several
+// queries (a file's rules whose literals occur) has them compiled side by
+// side and while it parses the file: tree-sitter takes milliseconds per
+// query, and a small review compiles a few. CachedQuery then waits for
+// the compiling to end.
+func CompileAhead(grammar, src string) {
+	if c := cached(grammar, src); c.started.CompareAndSwap(false, true) {
+		go c.compile(grammar, src)
+	}
 }

@@ -3,6 +3,7 @@ package syntax
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -110,5 +111,39 @@ func TestPredicates(t *testing.T) {
 		if _, err := CompileQuery("python", q); err == nil {
 			t.Errorf("%s: compiled", q)
 		}
+	}
+}
+
+// TestCompileAhead: a query compiled ahead is the one CachedQuery
+// returns (compiled once, whichever goroutine asks first), and a broken
+// query compiled ahead still reports its error.
+func TestCompileAhead(t *testing.T) {
+	src := `(call function: (identifier) @f (#eq? @f "compile_ahead_probe")) @match`
+	CompileAhead("python", src)
+	CompileAhead("python", src)
+	var wg sync.WaitGroup
+	got := make([]*Query, 4)
+	for i := range got {
+		wg.Go(func() {
+			q, err := CachedQuery("python", src)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = q
+		})
+	}
+	wg.Wait()
+	for _, q := range got {
+		if q == nil || q != got[0] {
+			t.Fatalf("CachedQuery after CompileAhead: %p, want one query for all", q)
+		}
+	}
+	tree := mustParse(t, "python", "compile_ahead_probe()\n")
+	if ms := tree.Matches(got[0], 1, 1); len(ms) != 1 {
+		t.Fatalf("%d matches, want 1", len(ms))
+	}
+	CompileAhead("python", "(no_such_node) @x")
+	if _, err := CachedQuery("python", "(no_such_node) @x"); err == nil {
+		t.Fatal("a broken query compiled ahead: no error")
 	}
 }
