@@ -260,6 +260,11 @@ var compiledRules = [4]func() *versionRules{
 	}),
 }
 
+// Prewarm compiles the current version's schema now, so that a command
+// that will write or read a bundle can have it compiled on another
+// goroutine while it works.
+func Prewarm() { rulesFor(CurrentVersion) }
+
 func rulesFor(version string) *versionRules {
 	switch version {
 	case V1:

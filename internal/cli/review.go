@@ -304,6 +304,12 @@ func formatHelp() string {
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	defer review.PrintPhases()
 	review.Phase("startup: process")
+	// What the outputs compile on first use, compiled on the other core
+	// while git resolves the range.
+	go func() {
+		findings.Prewarm()
+		output.Prewarm()
+	}()
 	if p := cmp.Or(opts.Provider, opts.IO.Getenv(config.EnvProvider)); p == "" || p == "builtin" {
 		// The built-in rules compile while git resolves the range (the
 		// config may still name another provider: then they are dropped

@@ -341,3 +341,8 @@ func WriteReportFile(w io.Writer, bf *findings.BundleFile, audit *review.Audit, 
 		return &hf, nil
 	})
 }
+
+// Prewarm does now the set-up the formats would do on their first write
+// (the HTML page's template), so that a command that will write outputs
+// can have it done on another goroutine while it reviews.
+func Prewarm() { html.Prewarm() }

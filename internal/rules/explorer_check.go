@@ -6,11 +6,14 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // vendoredPath: bundles, vendored and generated trees, whose definitions
 // and calls are not the change's own code.
-var vendoredPath = regexp.MustCompile(`(^|/)(vendor|node_modules|third_party|dist|build|bundle|out)/|\.min\.[jt]s$|\.bundle\.[jt]s$|(^|/)[^/]*\.(pb|gen|generated)\.\w+$|_pb2\.py$`)
+var vendoredPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|/)(vendor|node_modules|third_party|dist|build|bundle|out)/|\.min\.[jt]s$|\.bundle\.[jt]s$|(^|/)[^/]*\.(pb|gen|generated)\.\w+$|_pb2\.py$`)
+})
 
 // vendoredHints are literals one of which every match of vendoredPath
 // holds: most paths hold none and skip the regexp (the explorer asks for
@@ -21,7 +24,7 @@ var vendoredHints = []string{"vendor/", "node_modules/", "third_party/", "dist/"
 func isVendoredPath(p string) bool {
 	for _, h := range vendoredHints {
 		if strings.Contains(p, h) {
-			return vendoredPath.MatchString(p)
+			return vendoredPath().MatchString(p)
 		}
 	}
 	return false

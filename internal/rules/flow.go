@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/syntax"
 )
@@ -874,7 +875,9 @@ func (tr *tracer) ident(n syntax.Node, depth int) taint {
 
 // preparedCallee names calls that yield a prepared query object, whose
 // execute(x) binds x as a parameter value (JDO, JPA, JDBC).
-var preparedCallee = regexp.MustCompile(`(?i)(?:^|\.)(?:prepare\w*|new\w*Query|create\w*Query|query)$`)
+var preparedCallee = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^|\.)(?:prepare\w*|new\w*Query|create\w*Query|query)$`)
+})
 
 // preparedReceiver reports whether sink is a call on a variable bound
 // (only) to a prepared query object: q = pm.newQuery(...); q.execute(x).
@@ -894,7 +897,7 @@ func (tr *tracer) preparedReceiver(sink syntax.Node) bool {
 		if !args.IsNull() {
 			end = args.StartByte()
 		}
-		if !preparedCallee.MatchString(strings.TrimSpace(string(tr.t.Source()[val.StartByte():end]))) {
+		if !preparedCallee().MatchString(strings.TrimSpace(string(tr.t.Source()[val.StartByte():end]))) {
 			return false
 		}
 	}

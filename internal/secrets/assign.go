@@ -159,7 +159,7 @@ func isNameByte(b byte) bool { return isIdentByte(b) || b == '.' || b == '-' }
 // export and friends, a YAML list dash, an opening quote.
 func atLineStart(p string) bool {
 	if strings.HasPrefix(p, "@@ ") {
-		m := hunkHeader.FindStringIndex(p)
+		m := hunkHeader().FindStringIndex(p)
 		if m == nil {
 			return false
 		}
@@ -399,5 +399,5 @@ func (f *finder) secretValue(kind int, v string, quoted, config bool) bool {
 	} else if !credentialLike(v, f.r.minEntropy()) {
 		return false
 	}
-	return !masked(v, f.r.mask()) && !placeholder.MatchString(v)
+	return !masked(v, f.r.mask()) && !placeholder().MatchString(v)
 }

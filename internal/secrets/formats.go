@@ -159,11 +159,11 @@ func init() {
 	add(bearer)
 	// curl -u user:password, --user user:password.
 	curl := &format{id: "curl-user", keywords: []string{"-u ", "-u=", "--user ", "--user="},
-		expr: `^(?:-u|--user)[ =]+['"]?[^\s:'"]+:()([^\s'"]{3,})`, max: 512, check: func(v string) bool { return !placeholder.MatchString(v) }}
+		expr: `^(?:-u|--user)[ =]+['"]?[^\s:'"]+:()([^\s'"]{3,})`, max: 512, check: func(v string) bool { return !placeholder().MatchString(v) }}
 	add(curl)
 	// NuGet's <add key="ClearTextPassword" value="..."/>.
 	nuget := &format{id: "xml-password-attribute", keywords: []string{"<add key="},
-		expr: `^<add key="[^"]*(?i:password|secret|token|apikey)[^"]*"\s+value="()([^"]{4,})"`, max: 512, check: func(v string) bool { return !placeholder.MatchString(v) && !template(v) }}
+		expr: `^<add key="[^"]*(?i:password|secret|token|apikey)[^"]*"\s+value="()([^"]{4,})"`, max: 512, check: func(v string) bool { return !placeholder().MatchString(v) && !template(v) }}
 	add(nuget)
 	buildKeywordIndex()
 }

@@ -3,6 +3,7 @@ package secrets
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Line rules: PEM private keys, CSV/TSV cells, and AWS secret keys on a
@@ -38,7 +39,7 @@ func (f *finder) splitLines() []line {
 	return ls
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?`) })
 
 // payload returns where a line's content starts, after a hunk header and
 // a diff marker.
@@ -46,7 +47,7 @@ func (f *finder) payload(l line) int {
 	s := f.s
 	p := l.start
 	if strings.HasPrefix(s[p:l.end], "@@ ") {
-		if m := hunkHeader.FindStringIndex(s[p:l.end]); m != nil {
+		if m := hunkHeader().FindStringIndex(s[p:l.end]); m != nil {
 			return p + m[1]
 		}
 	}
@@ -181,9 +182,15 @@ func (b body) weak(s string) bool {
 var (
 	// pemPublic opens a block of public material (a certificate, a public
 	// key): its base64 lines are not secrets.
-	pemPublic = regexp.MustCompile(`-----BEGIN (?:CERTIFICATE|TRUSTED CERTIFICATE|X509 CRL|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SSH2 PUBLIC KEY|PKCS7|CMS|DH PARAMETERS|EC PARAMETERS)-----`)
-	pemBegin  = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd    = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	pemPublic = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----BEGIN (?:CERTIFICATE|TRUSTED CERTIFICATE|X509 CRL|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SSH2 PUBLIC KEY|PKCS7|CMS|DH PARAMETERS|EC PARAMETERS)-----`)
+	})
+	pemBegin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	})
+	pemEnd = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
+	})
 )
 
 // pemBlocks: BEGIN...END on one line (a JSON string with \n escapes), a
@@ -202,13 +209,13 @@ func (f *finder) pemBlocks(ls []line, covered []bool) {
 			public = !strings.Contains(text, "-----END ")
 			continue
 		}
-		if pemPublic.MatchString(text) {
+		if pemPublic().MatchString(text) {
 			covered[i] = true
 			public, inKey = !strings.Contains(text, "-----END "), false
 			continue
 		}
-		if m := pemBegin.FindStringIndex(text); m != nil {
-			if e := pemEnd.FindStringIndex(text[m[1]:]); e != nil {
+		if m := pemBegin().FindStringIndex(text); m != nil {
+			if e := pemEnd().FindStringIndex(text[m[1]:]); e != nil {
 				f.add(l.start+m[0], l.start+m[1]+e[1], 0, "private-key")
 				inKey = false
 			} else {
@@ -234,7 +241,7 @@ func (f *finder) pemBlocks(ls []line, covered []bool) {
 			covered[i] = true
 			continue
 		}
-		if m := pemEnd.FindStringIndex(text); m != nil {
+		if m := pemEnd().FindStringIndex(text); m != nil {
 			start := m[0]
 			// Key text right before the END on the same line (\n-escaped).
 			k := start
@@ -279,10 +286,10 @@ func (f *finder) pemBlocks(ls []line, covered []bool) {
 func (f *finder) pemEndAfter(ls []line, i int) int {
 	for j := i + 1; j < len(ls) && j <= i+400; j++ {
 		text := f.s[ls[j].start:ls[j].end]
-		if pemBegin.MatchString(text) {
+		if pemBegin().MatchString(text) {
 			return -1
 		}
-		if pemEnd.MatchString(text) {
+		if pemEnd().MatchString(text) {
 			return j
 		}
 	}
@@ -510,7 +517,7 @@ func (f *finder) csvCells(ls []line) {
 				if kinds[k] == kindPassword {
 					minLen = 4
 				}
-				if len(v) < minLen || placeholder.MatchString(v) || masked(v, f.r.mask()) || !quoted && (strings.ContainsAny(v, " \t") || codeLike(v)) {
+				if len(v) < minLen || placeholder().MatchString(v) || masked(v, f.r.mask()) || !quoted && (strings.ContainsAny(v, " \t") || codeLike(v)) {
 					continue
 				}
 				f.add(vs, ve, 0, "csv-secret-column")

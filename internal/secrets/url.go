@@ -55,7 +55,7 @@ func (f *finder) urls() {
 			continue
 		}
 		pass := region[colon+1 : at]
-		if pass == "" || portPath(pass) || placeholder.MatchString(pass) || template(pass) || masked(pass, f.r.mask()) {
+		if pass == "" || portPath(pass) || placeholder().MatchString(pass) || template(pass) || masked(pass, f.r.mask()) {
 			off = start + at
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Entropy is the Shannon entropy of s in bits per byte.
@@ -77,15 +78,17 @@ func credentialLike(v string, minEntropy float64) bool {
 }
 
 // placeholder matches values that stand for a secret without being one.
-var placeholder = regexp.MustCompile(`(?i)^(?:` +
-	`x{3,}|\*+|\.+|-+|_+|#+|\?+|0+|1234(?:5678?)?|` +
-	`\[?redacted\]?.*|.*\*\*\*\*|.*\[redacted\].*|` +
-	`changeme|change_?me|changeit|password\d*|passwd|secret|token|api_?key|key|pass|value|string|str|text|bytes|\[\]byte|` +
-	`int|bool|boolean|number|any|object|optional|required|none|null|nil|undefined|true|false|yes|no|on|off|empty|unset|default|` +
-	`example.*|.*example\.(?:com|org|net).*|dummy.*|placeholder.*|todo.*|fixme.*|fake.*|sample.*|test(?:ing)?|mock.*|demo|` +
-	`your.*|my[_-]?(?:secret|password|token|key).*|insert.*|enter.*|replace.*|secret[_-]?here|<.*>|` +
-	`\$\{.*|\$\(.*|\$[A-Za-z_][\w]*|\{\{.*|\{[\w.]*\}|%\(?\w*\)?s|%[sdvqw]|#\{.*|@\w+@|!\w+.*|&\w+|\*\w+` +
-	`)$`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:` +
+		`x{3,}|\*+|\.+|-+|_+|#+|\?+|0+|1234(?:5678?)?|` +
+		`\[?redacted\]?.*|.*\*\*\*\*|.*\[redacted\].*|` +
+		`changeme|change_?me|changeit|password\d*|passwd|secret|token|api_?key|key|pass|value|string|str|text|bytes|\[\]byte|` +
+		`int|bool|boolean|number|any|object|optional|required|none|null|nil|undefined|true|false|yes|no|on|off|empty|unset|default|` +
+		`example.*|.*example\.(?:com|org|net).*|dummy.*|placeholder.*|todo.*|fixme.*|fake.*|sample.*|test(?:ing)?|mock.*|demo|` +
+		`your.*|my[_-]?(?:secret|password|token|key).*|insert.*|enter.*|replace.*|secret[_-]?here|<.*>|` +
+		`\$\{.*|\$\(.*|\$[A-Za-z_][\w]*|\{\{.*|\{[\w.]*\}|%\(?\w*\)?s|%[sdvqw]|#\{.*|@\w+@|!\w+.*|&\w+|\*\w+` +
+		`)$`)
+})
 
 // template reports a string literal that is built at run time.
 func template(v string) bool {

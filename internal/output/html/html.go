@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/textsafe"
 )
@@ -26,8 +27,16 @@ var (
 	//go:embed assets/report.html.tmpl
 	pageSource string
 
-	pageTemplate = template.Must(template.New("report").Parse(pageSource))
+	// pageTemplate is parsed on first use (or by Prewarm), not when the
+	// package initialises: every command paid for parsing it before main.
+	pageTemplate = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("report").Parse(pageSource))
+	})
 )
+
+// Prewarm parses the page template now, so that a command that will write
+// a report can have it parsed on another goroutine while it works.
+func Prewarm() { pageTemplate() }
 
 // NoscriptLimit is how many findings the page lists without JavaScript
 // (title, severity and place only); the full list, its snippets and the
@@ -222,7 +231,7 @@ func (x *Index) Write(w io.Writer, r *Report, get func(ord int) (*Finding, error
 	}
 	v.Data = template.JS(islandMark)
 	var page bytes.Buffer
-	if err := pageTemplate.Execute(&page, v); err != nil {
+	if err := pageTemplate().Execute(&page, v); err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
 	pre, post, ok := bytes.Cut(page.Bytes(), []byte(islandMark))

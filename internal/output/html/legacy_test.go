@@ -25,7 +25,7 @@ func legacyWrite(w io.Writer, r *Report) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, v); err != nil {
+	if err := pageTemplate().Execute(&buf, v); err != nil {
 		return fmt.Errorf("html: %w", err)
 	}
 	_, err = w.Write(buf.Bytes())

@@ -441,7 +441,9 @@ func (c *Client) stop(proc *os.Process, exited <-chan struct{}, crashed bool) {
 	<-exited
 }
 
-var retryRe = regexp.MustCompile(`(?i)(rate[ _-]?limit|too many requests|overloaded|temporarily unavailable|service unavailable|unavailable|try again later|\b(429|502|503|504)\b)`)
+var retryRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(rate[ _-]?limit|too many requests|overloaded|temporarily unavailable|service unavailable|unavailable|try again later|\b(429|502|503|504)\b)`)
+})
 
 // rpcError classifies an agent's JSON-RPC error.
 func (c *Client) rpcError(step string, err error) error {
@@ -485,10 +487,12 @@ func retryable(data any, text string) bool {
 			return false
 		}
 	}
-	return retryRe.MatchString(text)
+	return retryRe().MatchString(text)
 }
 
-var authRe = regexp.MustCompile(`(?i)(not logged in|log ?in required|please (run )?.{0,20}login|invalid[ _-]?api[ _-]?key|unauthori[sz]ed|authentication (error|failed|required))`)
+var authRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(not logged in|log ?in required|please (run )?.{0,20}login|invalid[ _-]?api[ _-]?key|unauthori[sz]ed|authentication (error|failed|required))`)
+})
 
 // exitError classifies an agent that went away before answering.
 func (c *Client) exitError(err error, tail string) error {
@@ -504,7 +508,7 @@ func (c *Client) exitError(err error, tail string) error {
 	case err != nil:
 		msg = "agent failed: " + err.Error()
 	}
-	if authRe.MatchString(tail) {
+	if authRe().MatchString(tail) {
 		kind = llm.Auth
 	}
 	if tail != "" {

@@ -229,8 +229,12 @@ func (c *Client) stop(proc *os.Process, done <-chan error) error {
 }
 
 var (
-	authRe  = regexp.MustCompile(`(?i)(not logged in|please run /login|log ?in required|invalid[ _-]?(x-)?api[ _-]?key|api key (is )?(missing|not (set|found|valid))|authentication[ _]?(error|failed)|unauthori[sz]ed|(status|http|error|code)\W{0,3}(401|403)\b)`)
-	transRe = regexp.MustCompile(`(?i)(rate[ _-]?limit|too many requests|overloaded|temporarily unavailable|service unavailable|bad gateway|gateway time-?out|internal server error|timed out|timeout|connection (reset|refused|closed)|econnreset|econnrefused|etimedout|network (error|is unreachable)|try again later|(status|http|error|code)\W{0,3}(408|409|429|5\d\d)\b)`)
+	authRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(not logged in|please run /login|log ?in required|invalid[ _-]?(x-)?api[ _-]?key|api key (is )?(missing|not (set|found|valid))|authentication[ _]?(error|failed)|unauthori[sz]ed|(status|http|error|code)\W{0,3}(401|403)\b)`)
+	})
+	transRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(rate[ _-]?limit|too many requests|overloaded|temporarily unavailable|service unavailable|bad gateway|gateway time-?out|internal server error|timed out|timeout|connection (reset|refused|closed)|econnreset|econnrefused|etimedout|network (error|is unreachable)|try again later|(status|http|error|code)\W{0,3}(408|409|429|5\d\d)\b)`)
+	})
 )
 
 // exitError classifies a failed exit (see the package comment).
@@ -251,9 +255,9 @@ func (c *Client) exitError(cmd *exec.Cmd, err error, tail string, stdout []byte)
 	}
 	evidence := tail + "\n" + lastBytes(stdout, 1024)
 	switch {
-	case authRe.MatchString(evidence):
+	case authRe().MatchString(evidence):
 		kind = llm.Auth
-	case transRe.MatchString(evidence):
+	case transRe().MatchString(evidence):
 		kind = llm.Transient
 	}
 	if tail == "" {

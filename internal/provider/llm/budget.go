@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/evidence"
 	"github.com/diffpalhq/diffpal/internal/jcs"
@@ -19,7 +20,9 @@ const MaxSelectionBytes = 2_000_000
 
 // sensitivePath marks paths whose changes are reviewed first when the
 // budget cannot hold everything.
-var sensitivePath = regexp.MustCompile(`(?i)(auth|login|logout|passw|secret|token|crypt|cipher|session|cookie|permission|privilege|acl|rbac|policy|admin|payment|billing|checkout|invoice|oauth|saml|jwt|credential|keys?[/._-]|security|sanitiz|escape|sql|query|migration|webhook|upload|deserial|\.env|dockerfile|\.github/workflows|terraform|iam)`)
+var sensitivePath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(auth|login|logout|passw|secret|token|crypt|cipher|session|cookie|permission|privilege|acl|rbac|policy|admin|payment|billing|checkout|invoice|oauth|saml|jwt|credential|keys?[/._-]|security|sanitiz|escape|sql|query|migration|webhook|upload|deserial|\.env|dockerfile|\.github/workflows|terraform|iam)`)
+})
 
 // EstimateTokens is a rough token count for text sent to a model (about
 // four bytes per token for code and English).
@@ -65,7 +68,7 @@ func (p *Provider) renderItem(it *evidence.Item, idx int) *block {
 	return b
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@`) })
 
 // numbered prefixes each line with its new-file line number, so the
 // model cites lines without counting: "  12 +code" for diff lines (blank
@@ -89,7 +92,7 @@ func numbered(it *evidence.Item, content string) string {
 			if i == len(ls)-1 && l == "" {
 				break
 			}
-			if m := hunkHeader.FindStringSubmatch(l); m != nil {
+			if m := hunkHeader().FindStringSubmatch(l); m != nil {
 				fmt.Sscan(m[1], &n)
 				b.WriteString(l + "\n")
 				continue
@@ -120,7 +123,7 @@ func risks(ch *provider.Change) map[string]fileRisk {
 	m := map[string]fileRisk{}
 	for _, f := range ch.Files {
 		a, _ := f.Diff.Stats()
-		m[f.Path()] = fileRisk{sensitive: sensitivePath.MatchString(f.Path()), added: a}
+		m[f.Path()] = fileRisk{sensitive: sensitivePath().MatchString(f.Path()), added: a}
 	}
 	return m
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/diffpalhq/diffpal/internal/jcs"
@@ -35,7 +36,7 @@ type Cache struct {
 	Now  func() time.Time
 }
 
-var hexKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // cacheEntry is the stored form.
 type cacheEntry struct {
@@ -87,7 +88,7 @@ func (c *Cache) Get(key string) (json.RawMessage, Usage, bool) {
 }
 
 func (c *Cache) get(key string) (json.RawMessage, Usage, *provider.Inspection, bool) {
-	if c == nil || !hexKey.MatchString(key) {
+	if c == nil || !hexKey().MatchString(key) {
 		return nil, Usage{}, nil, false
 	}
 	p := c.path(key)
@@ -114,7 +115,7 @@ func (c *Cache) put(key, provider, model, kind string, answer json.RawMessage, u
 	if c == nil {
 		return nil
 	}
-	if !hexKey.MatchString(key) {
+	if !hexKey().MatchString(key) {
 		return fmt.Errorf("cache: bad key %q", key)
 	}
 	now := time.Now
