@@ -54,9 +54,10 @@ type Runner struct {
 type driverEnv struct {
 	dir, git string
 
-	mu   sync.Mutex
-	done bool
-	env  []string
+	mu     sync.Mutex
+	done   bool
+	env    []string
+	origin string // remote.origin.url ("" when unset), read by the same git config
 }
 
 // At returns a Runner for dir, another directory of the same work tree
@@ -336,30 +337,49 @@ func (r *Runner) driverOverrides(ctx context.Context) ([]string, error) {
 	if d.done {
 		return d.env, nil
 	}
-	env, err := r.findDrivers(ctx)
+	env, origin, err := r.findDrivers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d.env, d.done = env, true
+	d.env, d.origin, d.done = env, origin, true
 	return env, nil
 }
 
-// findDrivers runs `git config` for the driver overrides.
-func (r *Runner) findDrivers(ctx context.Context) ([]string, error) {
-	out, err := r.run(ctx, baseEnv(), "config", "--null", "--name-only", "--get-regexp", `^(filter|diff)\.`)
+// OriginURL is the repository's remote.origin.url ("" when unset), from
+// the `git config` call that finds the driver overrides: a review needs
+// both, and one git process fewer is a few milliseconds of a small one.
+func (r *Runner) OriginURL(ctx context.Context) (string, error) {
+	if _, err := r.driverOverrides(ctx); err != nil {
+		return "", err
+	}
+	d := r.driverState()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.origin, nil
+}
+
+// findDrivers runs `git config` for the driver overrides and the origin
+// URL.
+func (r *Runner) findDrivers(ctx context.Context) (env []string, origin string, err error) {
+	// --null: each entry is "key\nvalue\x00" ("key\x00" without a value).
+	out, err := r.run(ctx, baseEnv(), "config", "--null", "--get-regexp", `^(filter|diff)\.|^remote\.origin\.url$`)
 	var ee *exec.ExitError
 	var ge *Error
 	if errors.As(err, &ge) && errors.As(err, &ee) && ee.ExitCode() == 1 && strings.TrimSpace(ge.Stderr) == "" {
 		out, err = nil, nil // no key matches
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	type driver struct{ section, name string }
 	seen := map[driver]bool{}
-	var env []string
 	n := 0
-	for _, key := range strings.Split(string(out), "\x00") {
+	for _, entry := range strings.Split(string(out), "\x00") {
+		key, value, _ := strings.Cut(entry, "\n")
+		if key == "remote.origin.url" {
+			origin = value // the last one, as git config --get answers
+			continue
+		}
 		section, rest, ok := strings.Cut(key, ".")
 		dot := strings.LastIndex(rest, ".")
 		if !ok || dot < 0 || driverKeys[section] == nil {
@@ -371,7 +391,7 @@ func (r *Runner) findDrivers(ctx context.Context) ([]string, error) {
 		}
 		seen[d] = true
 		if len(seen) > maxDrivers {
-			return nil, fmt.Errorf("git config: more than %d filter and diff drivers are configured; refusing to run git with them", maxDrivers)
+			return nil, "", fmt.Errorf("git config: more than %d filter and diff drivers are configured; refusing to run git with them", maxDrivers)
 		}
 		for _, kv := range driverKeys[section] {
 			env = append(env,
@@ -383,7 +403,7 @@ func (r *Runner) findDrivers(ctx context.Context) ([]string, error) {
 	if n > 0 {
 		env = append(env, "GIT_CONFIG_COUNT="+strconv.Itoa(n))
 	}
-	return env, nil
+	return env, origin, nil
 }
 
 // noDrivers are the subcommands that never convert content between the

@@ -336,6 +336,31 @@ func TestDriverOverridesCached(t *testing.T) {
 	}
 }
 
+// TestOriginURL: the origin URL comes with the driver overrides, from the
+// one git config call (the last value when there are several, as git
+// config --get answers), and is "" when unset.
+func TestOriginURL(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.txt", "a\n")
+	repo.Commit("a")
+	r := &git.Runner{Dir: repo.Dir}
+	if u, err := r.OriginURL(ctx); err != nil || u != "" {
+		t.Fatalf("no origin: %q, %v", u, err)
+	}
+	repo.Git("config", "remote.origin.url", "https://example.com/first.git")
+	repo.Git("config", "--add", "remote.origin.url", "git@github.com:o/r.git")
+	repo.Git("config", "filter.lfs.clean", "git-lfs clean -- %f")
+	repo.Git("config", "remote.upstream.url", "https://example.com/up.git")
+	r = &git.Runner{Dir: repo.Dir}
+	want := strings.TrimSpace(repo.Git("config", "--get", "remote.origin.url"))
+	if u, err := r.OriginURL(ctx); err != nil || u != want || u != "git@github.com:o/r.git" {
+		t.Fatalf("origin %q, %v; want %q", u, err, want)
+	}
+	// (noexec_test.go checks that the drivers found by the same call are
+	// still neutralised.)
+}
+
 // TestLocate: the root and the named commits from one rev-parse, the
 // commits then answered by ResolveCommit (on Runners made by At too)
 // without git; anything that is not one commit each falls back.

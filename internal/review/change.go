@@ -360,8 +360,8 @@ func splitText(data []byte) ([]string, string) {
 // repositoryID names the repository: the origin URL without scheme,
 // credentials and ".git" (github.com/owner/repo), else the directory name.
 func repositoryID(ctx context.Context, r *git.Runner, root string) string {
-	out, err := r.Run(ctx, "config", "--get", "remote.origin.url")
-	if u := strings.TrimSpace(string(out)); err == nil && u != "" {
+	u, err := r.OriginURL(ctx)
+	if u = strings.TrimSpace(u); err == nil && u != "" {
 		if id := normalizeRemote(u); id != "" {
 			return id
 		}
