@@ -356,6 +356,14 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	opts.prRange(ctx, g, pubTarget)
 	co := opts.Range.options(opts.Paths)
+	// A committed range's diff starts now: git diffs while the policy is
+	// read and the rules load (the range resolves from what LocateRange
+	// found, without asking git again). The review streams it, or closes
+	// it if it asks for another; the defer stops it on an early return.
+	if rg, err := g.ResolveRange(ctx, co.Range); err == nil && !rg.Worktree && rg.Head != "" {
+		co.Diff = g.At(co.Dir).StartDiffFiles(ctx, rg.DiffBase, rg.Head, co.Paths...)
+		defer co.Diff.Close()
+	}
 	pol, rg, err := loadPolicy(ctx, opts.IO, g, co, opts.ConfigSource, opts.ConfigPath)
 	if err != nil {
 		return err

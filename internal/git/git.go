@@ -825,6 +825,16 @@ func (b *BlobReader) ReadLimit(object string, max int) (data []byte, ok bool, er
 	return data[:size], true, nil
 }
 
+// kill stops the batch process unasked (a stream given up) and waits for
+// it.
+func (b *BlobReader) kill() {
+	b.in.Close()
+	if b.cmd.Process != nil {
+		b.cmd.Process.Kill()
+	}
+	b.cmd.Wait()
+}
+
 // Close stops the batch process.
 func (b *BlobReader) Close() error {
 	b.in.Close()

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,39 +59,76 @@ type PatchInfo struct {
 // one chunk, so nothing is copied as the patch grows and nothing is held
 // twice.
 func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, each func(FileDiff) error, paths ...string) (PatchInfo, error) {
-	start := time.Now()
-	args := append([]string{"diff"}, DiffArgs...)
-	args = append(args, "--end-of-options", base, head, "--")
-	args = append(args, paths...)
-	env, err := r.env(ctx)
+	return r.StartDiffFiles(ctx, base, head, paths...).Files(maxBlob, each)
+}
+
+// DiffStream is a DiffFiles started ahead of its caller: StartDiffFiles
+// starts git diff and cat-file and reads the patch (as far as the pipes
+// let it) while the caller still works out what to do with the files (a
+// review reads its policy and loads its rules meanwhile); Files then
+// streams them. A DiffStream not streamed must be closed.
+type DiffStream struct {
+	dir, base, head string
+	paths           []string
+
+	r      *Runner
+	ctx    context.Context
+	cancel context.CancelFunc
+	err    error // from starting; Files returns it
+	start  time.Time
+	args   []string
+	cmd    *exec.Cmd
+	stderr *capped
+	blobs  *BlobReader
+
+	werr  chan error    // the blob-id writer's end
+	files chan section  // complete files' parts of the patch, in order
+	read  chan struct{} // closed when the patch is read
+	used  bool
+
+	// Set by the patch reader before read closes.
+	sum  []byte
+	size int
+	rerr error
+}
+
+// StartDiffFiles starts DiffFiles(ctx, base, head, _, _, paths...): its
+// processes and the reading of the patch.
+func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ...string) *DiffStream {
+	d := &DiffStream{dir: r.Dir, base: base, head: head, paths: append([]string(nil), paths...), r: r, start: time.Now()}
+	d.args = append([]string{"diff"}, DiffArgs...)
+	d.args = append(d.args, "--end-of-options", base, head, "--")
+	d.args = append(d.args, paths...)
+	d.ctx, d.cancel = context.WithCancel(ctx)
+	env, err := r.env(d.ctx)
 	if err != nil {
-		return PatchInfo{}, err
+		d.err = err
+		return d
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	blobs, err := r.Blobs(ctx)
+	if d.blobs, err = r.Blobs(d.ctx); err != nil {
+		d.err = err
+		return d
+	}
+	d.cmd = r.command(d.ctx, env, d.args...)
+	d.stderr = &capped{max: maxStderr}
+	d.cmd.Stderr = d.stderr
+	out, err := d.cmd.StdoutPipe()
 	if err != nil {
-		return PatchInfo{}, err
+		d.blobs.kill()
+		d.err = err
+		return d
 	}
-	cmd := r.command(ctx, env, args...)
-	stderr := &capped{max: maxStderr}
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		blobs.Close()
-		return PatchInfo{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		blobs.Close()
-		return PatchInfo{}, r.failure(ctx, args, "", err)
+	if err := d.cmd.Start(); err != nil {
+		d.blobs.kill()
+		d.err = r.failure(d.ctx, d.args, "", err)
+		return d
 	}
 
-	// Blob ids go to cat-file through ids; its answers come back, in
-	// order, through got.
+	// Blob ids go to cat-file through ids.
 	ids := make(chan string, 256)
-	werr := make(chan error, 1)
+	d.werr = make(chan error, 1)
 	go func() {
-		w := bufio.NewWriterSize(blobs.in, 16<<10)
+		w := bufio.NewWriterSize(d.blobs.in, 16<<10)
 		var err error
 		for id := range ids {
 			if err == nil {
@@ -102,9 +141,78 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, 
 		if err == nil {
 			err = w.Flush()
 		}
-		blobs.in.Close()
-		werr <- err
+		d.blobs.in.Close()
+		d.werr <- err
 	}()
+
+	// Files whose part of the patch is complete go to Files through files.
+	d.files = make(chan section, 4096)
+	d.read = make(chan struct{})
+	go func() {
+		defer close(d.read)
+		h := sha256.New()
+		sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { d.files <- s }}
+		for {
+			sc.grow()
+			n, err := out.Read(sc.chunk[len(sc.chunk):cap(sc.chunk)])
+			if n > 0 {
+				h.Write(sc.chunk[len(sc.chunk) : len(sc.chunk)+n])
+				sc.chunk = sc.chunk[:len(sc.chunk)+n]
+				d.size += n
+				sc.feed()
+			}
+			if err != nil {
+				if err != io.EOF {
+					d.rerr = err
+				}
+				break
+			}
+		}
+		sc.end()
+		close(ids)
+		close(d.files)
+		d.sum = h.Sum(nil)
+	}()
+	return d
+}
+
+// For reports whether d diffs base and head with these paths from dir,
+// as DiffFiles would be asked to.
+func (d *DiffStream) For(dir, base, head string, paths []string) bool {
+	return d != nil && !d.used && d.dir == dir && d.base == base && d.head == head && slices.Equal(d.paths, paths)
+}
+
+// Close stops a stream that was not streamed (its processes are killed
+// and waited for); after Files it does nothing.
+func (d *DiffStream) Close() {
+	if d == nil || d.used {
+		return
+	}
+	d.used = true
+	d.cancel()
+	if d.err != nil {
+		return
+	}
+	for range d.files {
+	}
+	<-d.read
+	d.cmd.Wait()
+	<-d.werr
+	d.blobs.kill()
+}
+
+// Files streams the started diff to each (DiffFiles); maxBlob is the
+// limit on a blob's kept bytes. A stream is streamed once.
+func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, error) {
+	if d.used {
+		return PatchInfo{}, errors.New("git: a diff stream is streamed once")
+	}
+	d.used = true
+	defer d.cancel()
+	if d.err != nil {
+		return PatchInfo{}, d.err
+	}
+	// cat-file's answers come back, in order, through got.
 	type blob struct {
 		id        string
 		data      []byte
@@ -116,20 +224,17 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, 
 	var blobsTook time.Duration
 	go func() {
 		defer close(got)
-		readErr = blobs.each(maxBlob, func(id string, data []byte, size int, ok bool) {
+		readErr = d.blobs.each(maxBlob, func(id string, data []byte, size int, ok bool) {
 			got <- blob{id, data, size, ok, len(data) == size}
 		})
-		blobsTook = time.Since(start)
+		blobsTook = time.Since(d.start)
 	}()
-
-	// Files whose part of the patch is complete go to the caller through
-	// files; the caller's goroutine pairs each with its blob.
-	files := make(chan section, 4096)
+	// The caller's goroutine pairs each file with its blob.
 	var eachErr error
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
-		for s := range files {
+		for s := range d.files {
 			fd := FileDiff{Patch: s.patch}
 			if s.blobID != "" {
 				b, open := <-got
@@ -148,55 +253,32 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, 
 			}
 			if eachErr == nil {
 				if eachErr = each(fd); eachErr != nil {
-					cancel() // stop git; the rest is drained unread
+					d.cancel() // stop git; the rest is drained unread
 				}
 			}
 		}
 		for range got {
 		}
 	}()
-
-	h := sha256.New()
-	sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { files <- s }}
-	var rerr error
-	size := 0
-	for {
-		sc.grow()
-		n, err := out.Read(sc.chunk[len(sc.chunk):cap(sc.chunk)])
-		if n > 0 {
-			h.Write(sc.chunk[len(sc.chunk) : len(sc.chunk)+n])
-			sc.chunk = sc.chunk[:len(sc.chunk)+n]
-			size += n
-			sc.feed()
-		}
-		if err != nil {
-			if err != io.EOF {
-				rerr = err
-			}
-			break
-		}
-	}
-	sc.end()
-	close(ids)
-	close(files)
-	diffErr := cmd.Wait()
-	wErr := <-werr
+	<-d.read
+	diffErr := d.cmd.Wait()
+	wErr := <-d.werr
 	<-joined
-	blobErr := blobs.wait()
+	blobErr := d.blobs.wait()
 	switch {
-	case eachErr != nil && ctx.Err() != nil && diffErr != nil:
+	case eachErr != nil && d.ctx.Err() != nil && diffErr != nil:
 		return PatchInfo{}, eachErr // git was stopped because of it
 	case diffErr != nil:
-		return PatchInfo{}, r.failure(ctx, args, stderr.String(), diffErr)
-	case rerr != nil:
-		return PatchInfo{}, rerr
+		return PatchInfo{}, d.r.failure(d.ctx, d.args, d.stderr.String(), diffErr)
+	case d.rerr != nil:
+		return PatchInfo{}, d.rerr
 	case eachErr != nil:
 		return PatchInfo{}, eachErr
 	}
 	if err := errors.Join(readErr, wErr, blobErr); err != nil {
 		return PatchInfo{}, fmt.Errorf("git cat-file: %w", err)
 	}
-	return PatchInfo{SHA256: hex.EncodeToString(h.Sum(nil)), Size: size, BlobsTook: blobsTook}, nil
+	return PatchInfo{SHA256: hex.EncodeToString(d.sum), Size: d.size, BlobsTook: blobsTook}, nil
 }
 
 // A section is one file's part of the patch, and the blob requested for it.

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
 	"github.com/diffpalhq/diffpal/internal/git"
@@ -189,6 +190,59 @@ func TestDiffFiles(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || n != 3 {
 		t.Errorf("stopped after %d files with %v, want the callback's error after 3", n, err)
+	}
+}
+
+// TestStartDiffFiles: a diff started ahead streams what DiffFiles does,
+// once; one never streamed is closed without waiting on its full pipes
+// (this patch is larger than a pipe holds); a bad revision is reported
+// by Files.
+func TestStartDiffFiles(t *testing.T) {
+	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	whole, err := r.Diff(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) < 1<<20 {
+		t.Fatalf("the patch is %d bytes: too small to fill the pipes", len(whole))
+	}
+	d := r.StartDiffFiles(ctx, base, head)
+	if !d.For(repo.Dir, base, head, nil) || d.For(repo.Dir, base, head, []string{"a"}) || d.For(repo.Dir, head, base, nil) || d.For(repo.Dir+"/sub", base, head, nil) {
+		t.Error("For does not tell the started diff from others")
+	}
+	var patch []byte
+	blobs := 0
+	info, err := d.Files(-1, func(fd git.FileDiff) error {
+		patch = append(patch, fd.Patch...)
+		if fd.HasBlob {
+			blobs++
+		}
+		return nil
+	})
+	sum := sha256.Sum256(whole)
+	if err != nil || !bytes.Equal(patch, whole) || info.SHA256 != hex.EncodeToString(sum[:]) || blobs < 300 {
+		t.Fatalf("started ahead: %v; %d of %d bytes, %d blobs", err, len(patch), len(whole), blobs)
+	}
+	if d.For(repo.Dir, base, head, nil) {
+		t.Error("a streamed diff is still offered")
+	}
+	if _, err := d.Files(-1, func(git.FileDiff) error { return nil }); err == nil {
+		t.Error("streamed twice")
+	}
+	d.Close() // after Files: nothing to do
+
+	unused := r.StartDiffFiles(ctx, base, head)
+	time.Sleep(50 * time.Millisecond) // let git fill the pipes
+	unused.Close()
+	if _, err := unused.Files(-1, func(git.FileDiff) error { return nil }); err == nil {
+		t.Error("a closed stream streamed")
+	}
+
+	bad := r.StartDiffFiles(ctx, base, strings.Repeat("f", 40))
+	if _, err := bad.Files(-1, func(git.FileDiff) error { return nil }); err == nil {
+		t.Error("unknown head: no error")
 	}
 }
 

@@ -49,6 +49,11 @@ type ChangeOptions struct {
 	// caller already used (it holds the repository's driver environment,
 	// and its Dir is the root): loadChange asks git for neither again.
 	Git *git.Runner
+	// Diff, when set, is the committed range's diff started ahead
+	// (git.StartDiffFiles at Dir, of the resolved range and Paths), so
+	// that git diffs while the caller reads its policy and loads its
+	// rules: the change streams it, or closes it when it needs another.
+	Diff *git.DiffStream
 }
 
 // ChangedFile is one file in scope: the seam's type, which providers
@@ -124,11 +129,12 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	// still diffs the files after it. A work-tree diff is read whole.
 	var files []*diff.File
 	if rg.Worktree {
+		o.Diff.Close()
 		c.RawDiff, err = here.Diff(ctx, rg.DiffBase, "", o.Paths...)
 	} else {
 		line := 1
 		var info git.PatchInfo
-		info, err = here.DiffFiles(ctx, rg.DiffBase, rg.Head, o.Scope.Limit(), func(fd git.FileDiff) error {
+		each := func(fd git.FileDiff) error {
 			fs, err := diff.ParseFrom(fd.Patch, line)
 			if err != nil {
 				return fileError{fmt.Errorf("parse git diff: %w", err)}
@@ -155,7 +161,13 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 				}
 			}
 			return nil
-		}, o.Paths...)
+		}
+		if o.Diff.For(here.Dir, rg.DiffBase, rg.Head, o.Paths) {
+			info, err = o.Diff.Files(o.Scope.Limit(), each)
+		} else {
+			o.Diff.Close()
+			info, err = here.DiffFiles(ctx, rg.DiffBase, rg.Head, o.Scope.Limit(), each, o.Paths...)
+		}
 		c.DiffSHA256, c.DiffSize = info.SHA256, info.Size
 		clock.record("read new contents", info.BlobsTook)
 	}
