@@ -81,10 +81,11 @@ type DiffStream struct {
 	stderr *capped
 	blobs  *BlobReader
 
-	werr  chan error    // the blob-id writer's end
-	files chan section  // complete files' parts of the patch, in order
-	read  chan struct{} // closed when the patch is read
-	used  bool
+	started chan struct{} // closed once the processes started (or failed to: err)
+	werr    chan error    // the blob-id writer's end
+	files   chan section  // complete files' parts of the patch, in order
+	read    chan struct{} // closed when the patch is read
+	used    bool
 
 	// Set by the patch reader before read closes.
 	sum  []byte
@@ -93,21 +94,33 @@ type DiffStream struct {
 }
 
 // StartDiffFiles starts DiffFiles(ctx, base, head, _, _, paths...): its
-// processes and the reading of the patch.
+// processes and the reading of the patch, on other goroutines (starting
+// them waits for the driver environment's git config; the caller goes on
+// meanwhile).
 func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ...string) *DiffStream {
 	d := &DiffStream{dir: r.Dir, base: base, head: head, paths: append([]string(nil), paths...), r: r, start: time.Now()}
 	d.args = append([]string{"diff"}, DiffArgs...)
 	d.args = append(d.args, "--end-of-options", base, head, "--")
 	d.args = append(d.args, paths...)
 	d.ctx, d.cancel = context.WithCancel(ctx)
+	d.started = make(chan struct{})
+	go func() {
+		defer close(d.started)
+		d.err = d.startProcesses()
+	}()
+	return d
+}
+
+// startProcesses starts cat-file and git diff and the goroutines that
+// feed the one and read the other.
+func (d *DiffStream) startProcesses() error {
+	r := d.r
 	env, err := r.env(d.ctx)
 	if err != nil {
-		d.err = err
-		return d
+		return err
 	}
 	if d.blobs, err = r.Blobs(d.ctx); err != nil {
-		d.err = err
-		return d
+		return err
 	}
 	d.cmd = r.command(d.ctx, env, d.args...)
 	d.stderr = &capped{max: maxStderr}
@@ -115,13 +128,11 @@ func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ..
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {
 		d.blobs.kill()
-		d.err = err
-		return d
+		return err
 	}
 	if err := d.cmd.Start(); err != nil {
 		d.blobs.kill()
-		d.err = r.failure(d.ctx, d.args, "", err)
-		return d
+		return r.failure(d.ctx, d.args, "", err)
 	}
 
 	// Blob ids go to cat-file through ids.
@@ -173,7 +184,7 @@ func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ..
 		close(d.files)
 		d.sum = h.Sum(nil)
 	}()
-	return d
+	return nil
 }
 
 // For reports whether d diffs base and head with these paths from dir,
@@ -190,7 +201,7 @@ func (d *DiffStream) Close() {
 	}
 	d.used = true
 	d.cancel()
-	if d.err != nil {
+	if <-d.started; d.err != nil {
 		return
 	}
 	for range d.files {
@@ -209,7 +220,7 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 	}
 	d.used = true
 	defer d.cancel()
-	if d.err != nil {
+	if <-d.started; d.err != nil {
 		return PatchInfo{}, d.err
 	}
 	// cat-file's answers come back, in order, through got.
