@@ -299,3 +299,37 @@ func BenchmarkBuildPrefilter(b *testing.B) {
 		s.buildPrefilter()
 	}
 }
+
+// TestLiteralIndexTableBounded: an index whose full table would pass
+// maxTableEntries (a stranger's pack of long literals) stays a trie
+// however much it scans, and still finds every literal.
+func TestLiteralIndexTableBounded(t *testing.T) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789_-.:/=+*&^%$#@!~<>?[]{}()|;,"
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var lits []string
+	for range 3000 {
+		b := make([]byte, 96)
+		for i := range b {
+			b[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		lits = append(lits, string(b))
+	}
+	x := newLiteralIndex(lits)
+	if entries := int64(len(x.fail)) * int64(x.nc); entries <= maxTableEntries {
+		t.Fatalf("%d table entries: not over the bound", entries)
+	}
+	line := strings.Repeat("x", 1000) + lits[7] + "y" + lits[2999]
+	bits := make([]uint64, x.words)
+	for range 2 * denseAfter / len(line) {
+		x.scan(line, bits)
+	}
+	if x.dense.Load() != nil {
+		t.Fatal("the table was built past its bound")
+	}
+	for id := range lits {
+		want := id == 7 || id == 2999
+		if got := bits[id/64]&(1<<(id%64)) != 0; got != want {
+			t.Fatalf("literal %d: found %v, want %v", id, got, want)
+		}
+	}
+}

@@ -366,6 +366,12 @@ type literalIndex struct {
 	dense     atomic.Pointer[[]int32]
 }
 
+// maxTableEntries bounds the full table (states × classes, 4 bytes each):
+// a stranger's rule pack (4 MiB of YAML, most of it literals) could ask
+// for gigabytes, so an index over more stays a trie, whose size is its
+// literals'. The built-in rules' line index has ~315,000 entries.
+const maxTableEntries = 16 << 20
+
 // denseAfter is how many bytes the trie scans before the table is built:
 // the trie scans ~6× slower than the table (go test ./internal/rules
 // -bench LiteralIndexForms), so 64 KiB of trie scanning costs about as
@@ -589,7 +595,7 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 		x.scanTable(*t, s, bits)
 		return
 	}
-	if x.scanned.Add(int64(len(s))) > denseAfter {
+	if x.scanned.Add(int64(len(s))) > denseAfter && int64(len(x.fail))*int64(x.nc) <= maxTableEntries {
 		x.scanTable(x.table(), s, bits)
 		return
 	}
