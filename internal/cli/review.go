@@ -304,20 +304,16 @@ func formatHelp() string {
 func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	defer review.PrintPhases()
 	review.Phase("startup: process")
-	// What the outputs compile on first use, compiled on the other core
-	// while git resolves the range.
-	go func() {
-		findings.Prewarm()
-		output.Prewarm()
-	}()
+	// The driver environment's git config starts first, before the
+	// CPU-bound goroutines below are there to delay it.
+	at := &git.Runner{Dir: opts.Range.Dir}
+	at.Warm(ctx)
 	if p := cmp.Or(opts.Provider, opts.IO.Getenv(config.EnvProvider)); p == "" || p == "builtin" {
 		// The built-in rules compile while git resolves the range (the
 		// config may still name another provider: then they are dropped
 		// once the providers are built).
 		rules.Prewarm()
 	}
-	at := &git.Runner{Dir: opts.Range.Dir}
-	at.Warm(ctx) // the driver environment, while git resolves the range
 	// The root and the range's named commits in one git process.
 	var mbBase, mbHead string
 	if r := opts.Range; r.Base != "" && r.Since == "" && !r.Uncommitted && !r.NoMergeBase {
@@ -327,6 +323,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	if err != nil {
 		return changeErrOf(err)
 	}
+	// What the outputs compile on first use, compiled on the other core
+	// while git reads the policy and diffs.
+	go func() {
+		findings.Prewarm()
+		output.Prewarm()
+	}()
 	// One runner at the root for everything the review asks git: the
 	// repository's driver environment is worked out once.
 	g := at.At(root)

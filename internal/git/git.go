@@ -73,8 +73,29 @@ func (r *Runner) At(dir string) *Runner {
 // that the first command that needs it (a diff) does not wait for the
 // `git config` call; commands that never convert content (noDrivers) run
 // meanwhile.
+//
+// The git config process is started here, by the caller, and waited for
+// on another goroutine: a review calls Warm before it starts its
+// CPU-bound start-up goroutines, which would otherwise keep a goroutine
+// that was only to start a process from running for milliseconds.
 func (r *Runner) Warm(ctx context.Context) {
-	go r.driverOverrides(ctx) // an error is reported by the command that needs it
+	d := r.driverState()
+	d.mu.Lock()
+	if d.done {
+		d.mu.Unlock()
+		return
+	}
+	c, err := r.startDrivers(ctx)
+	if err != nil {
+		d.mu.Unlock() // reported by the command that needs the drivers
+		return
+	}
+	go func() {
+		defer d.mu.Unlock()
+		if env, origin, err := c.finish(); err == nil {
+			d.env, d.origin, d.done = env, origin, true
+		}
+	}()
 }
 
 // driverState is r's driver environment, a new one when there is none
@@ -361,8 +382,43 @@ func (r *Runner) OriginURL(ctx context.Context) (string, error) {
 // findDrivers runs `git config` for the driver overrides and the origin
 // URL.
 func (r *Runner) findDrivers(ctx context.Context) (env []string, origin string, err error) {
+	c, err := r.startDrivers(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return c.finish()
+}
+
+// driversCall is a started `git config` call of findDrivers.
+type driversCall struct {
+	r      *Runner
+	ctx    context.Context
+	args   []string
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr capped
+}
+
+func (r *Runner) startDrivers(ctx context.Context) (*driversCall, error) {
 	// --null: each entry is "key\nvalue\x00" ("key\x00" without a value).
-	out, err := r.run(ctx, baseEnv(), "config", "--null", "--get-regexp", `^(filter|diff)\.|^remote\.origin\.url$`)
+	c := &driversCall{r: r, ctx: ctx, args: []string{"config", "--null", "--get-regexp", `^(filter|diff)\.|^remote\.origin\.url$`}}
+	c.stderr.max = maxStderr
+	c.cmd = r.command(ctx, baseEnv(), c.args...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		return nil, r.failure(ctx, c.args, "", err)
+	}
+	return c, nil
+}
+
+// finish waits for the call and reads its answer.
+func (c *driversCall) finish() (env []string, origin string, err error) {
+	var out []byte
+	if err = c.cmd.Wait(); err != nil {
+		err = c.r.failure(c.ctx, c.args, c.stderr.String(), err)
+	} else {
+		out = c.stdout.Bytes()
+	}
 	var ee *exec.ExitError
 	var ge *Error
 	if errors.As(err, &ge) && errors.As(err, &ee) && ee.ExitCode() == 1 && strings.TrimSpace(ge.Stderr) == "" {
