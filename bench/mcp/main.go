@@ -53,6 +53,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,7 @@ type config struct {
 	settle       time.Duration
 	deadline     time.Duration
 	skip         map[string]bool
+	cpuProfile   string
 }
 
 func main() {
@@ -91,6 +93,10 @@ func main() {
 	flag.DurationVar(&cfg.deadline, "deadline", 30*time.Minute, "stop everything after this long")
 	flag.StringVar(&protocolVersion, "protocol", protocolVersion, "MCP protocol version the client requests")
 	flag.StringVar(&skip, "skip", "", "comma-separated phases to skip: stdio, http, memory")
+	// The client's share of a round trip (encoding the arguments, decoding
+	// the result) is in every figure; this profiles it. The server has
+	// DIFFPAL_CPUPROFILE for its side.
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of this client process to the file")
 	flag.Parse()
 	cfg.skip = map[string]bool{}
 	for _, s := range strings.Split(skip, ",") {
@@ -103,7 +109,20 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.deadline)
 	defer cancel()
-	if err := run(ctx, cfg); err != nil {
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+	}
+	err := run(ctx, cfg)
+	if cfg.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
 		fail(err)
 	}
 }
