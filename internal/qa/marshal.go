@@ -154,22 +154,7 @@ func valueWriterLocked(t reflect.Type) appendFunc {
 		}
 	case t.Kind() == reflect.Slice && isAll(t.Elem()):
 		w := compileAllLocked(t.Elem())
-		return func(b []byte, v reflect.Value) ([]byte, error) {
-			if v.IsNil() {
-				return append(b, "null"...), nil
-			}
-			b = append(b, '[')
-			for i := range v.Len() {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				var err error
-				if b, err = w.write(b, v.Index(i)); err != nil {
-					return nil, err
-				}
-			}
-			return append(b, ']'), nil
-		}
+		return sliceWriter(w.write)
 	}
 	if f := plainWriter(t, map[reflect.Type]bool{}); f != nil {
 		return f
@@ -235,26 +220,32 @@ func plainWriter(t reflect.Type, seen map[reflect.Type]bool) appendFunc {
 		if elem == nil {
 			return nil
 		}
-		return func(b []byte, v reflect.Value) ([]byte, error) {
-			if v.IsNil() {
-				return append(b, "null"...), nil
-			}
-			b = append(b, '[')
-			for i := range v.Len() {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				var err error
-				if b, err = elem(b, v.Index(i)); err != nil {
-					return nil, err
-				}
-			}
-			return append(b, ']'), nil
-		}
+		return sliceWriter(elem)
 	case reflect.Struct:
 		return plainStructWriter(t, seen)
 	}
 	return nil
+}
+
+// sliceWriter writes a slice as json.Marshal does (nil as null), each
+// element with elem.
+func sliceWriter(elem appendFunc) appendFunc {
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i := range v.Len() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = elem(b, v.Index(i)); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
 }
 
 // plainStructWriter is plainWriter for a struct type.
