@@ -27,6 +27,9 @@ if [ "${1:-}" != build ]; then
 fi
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need+=(gcc)
+# The YAML grammar's scanner is C++, linked with libstdc++ statically
+# (internal/syntax/link.go): g++ brings the compiler and libstdc++.a.
+command -v g++ >/dev/null 2>&1 || command -v c++ >/dev/null 2>&1 || need+=(g++)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=""
