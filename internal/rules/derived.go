@@ -1,11 +1,9 @@
 package rules
 
 import (
-	"bytes"
-	_ "embed"
-	"encoding/gob"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -15,21 +13,25 @@ import (
 // with regexp/syntax and walking it; reading each query's predicates) was
 // the largest part of loading the built-in rules, ~8 of ~20 ms of CPU
 // (go test ./internal/rules -bench Load), paid by every review before it
-// could match a line. derived.gob maps each derivation's input to its
-// output; a derivation whose input is not there (a user pack's pattern,
-// or a built-in one edited since `go generate ./internal/rules`) is
-// computed as before, so a stale table costs time, never correctness.
-// TestDerivedSnapshot fails while any entry differs from what the code
-// computes now, or a load of the built-in rules misses the table.
-//
-//go:embed derived.gob
-var derivedSnapshot []byte
+// could match a line. derivedSnapshot (snapshot_gen.go, static data)
+// holds each derivation's input and output, sorted by input; a derivation
+// whose input is not there (a user pack's pattern, or a built-in one
+// edited since `go generate ./internal/rules`) is computed as before, so
+// a stale table costs time, never correctness. TestDerivedSnapshot fails
+// while any entry differs from what the code computes now, or a load of
+// the built-in rules misses the table.
 
 // derivedLits is one derivation's output: literals and whether they are
 // case-folded.
 type derivedLits struct {
 	Lits []string
 	Fold bool
+}
+
+// derivedEntry is one derivation: its key and its output.
+type derivedEntry struct {
+	Key string
+	Out derivedLits
 }
 
 // Derivations are keyed by kind and input: derivedRequired+minLen+"\x00"+
@@ -40,9 +42,9 @@ const (
 )
 
 var derived struct {
-	once  sync.Once
-	table map[string]derivedLits
-	// record, when set (while generating derived.gob, or a test), gets
+	// off, while generating the table, makes every derivation computed.
+	off atomic.Bool
+	// record, when set (while generating the table, or a test), gets
 	// every derivation computed or looked up.
 	recording atomic.Bool
 	mu        sync.Mutex
@@ -50,20 +52,24 @@ var derived struct {
 	misses    int
 }
 
-func derivedTable() map[string]derivedLits {
-	derived.once.Do(func() {
-		var t map[string]derivedLits
-		if err := gob.NewDecoder(bytes.NewReader(derivedSnapshot)).Decode(&t); err == nil {
-			derived.table = t
-		}
+// lookupDerived finds key in the build-time table.
+func lookupDerived(key string) (derivedLits, bool) {
+	if derived.off.Load() {
+		return derivedLits{}, false
+	}
+	i, ok := slices.BinarySearchFunc(derivedSnapshot, key, func(e derivedEntry, k string) int {
+		return strings.Compare(e.Key, k)
 	})
-	return derived.table
+	if !ok {
+		return derivedLits{}, false
+	}
+	return derivedSnapshot[i].Out, true
 }
 
 // derive returns the derivation of key, from the table when it holds it,
 // else from compute. The caller gets its own copy of the literals.
 func derive(key string, compute func() derivedLits) derivedLits {
-	v, ok := derivedTable()[key]
+	v, ok := lookupDerived(key)
 	if !ok {
 		v = compute()
 	}
@@ -97,14 +103,12 @@ func recordDerivations() func() (map[string]derivedLits, int) {
 	}
 }
 
-// encodeDerived makes derived.gob's content: every derivation a load of
+// encodeDerived makes the table's content: every derivation a load of
 // the built-in rules (with its prefilter index and every language's
-// definition patterns) asks for, computed afresh.
-func encodeDerived() ([]byte, error) {
-	saved := derived.table
-	derivedTable()
-	derived.table = nil // compute everything
-	defer func() { derived.table = saved }()
+// definition patterns) asks for, computed afresh, sorted by key.
+func encodeDerived() ([]derivedEntry, error) {
+	derived.off.Store(true) // compute everything
+	defer derived.off.Store(false)
 	stop := recordDerivations()
 	_, err := loadNamed(nil, nil) // finish builds the prefilter index
 	langs := make([]string, 0, len(defPatterns))
@@ -121,9 +125,10 @@ func encodeDerived() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(rec); err != nil {
-		return nil, err
+	out := make([]derivedEntry, 0, len(rec))
+	for k, v := range rec {
+		out = append(out, derivedEntry{k, v})
 	}
-	return buf.Bytes(), nil
+	slices.SortFunc(out, func(a, b derivedEntry) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
 }

@@ -29,7 +29,7 @@ func requiredLiteralsMin(pattern string, minLen int) (lits []string, fold bool) 
 	return d.Lits, d.Fold
 }
 
-// deriveRequiredLiterals computes requiredLiteralsMin (derived.gob holds
+// deriveRequiredLiterals computes requiredLiteralsMin (derivedSnapshot holds
 // the built-in rules' answers).
 func deriveRequiredLiterals(pattern string, minLen int) (lits []string, fold bool) {
 	re, err := rsyntax.Parse(pattern, rsyntax.Perl)

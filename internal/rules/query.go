@@ -81,7 +81,7 @@ func queryLiterals(q string) []string {
 	return derive(derivedQuery+q, func() derivedLits { return derivedLits{Lits: deriveQueryLiterals(q)} }).Lits
 }
 
-// deriveQueryLiterals computes queryLiterals (derived.gob holds the
+// deriveQueryLiterals computes queryLiterals (derivedSnapshot holds the
 // built-in rules' answers).
 func deriveQueryLiterals(q string) []string {
 	var out []string

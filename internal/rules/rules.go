@@ -313,6 +313,9 @@ type pack struct {
 //go:embed packs/*.yaml
 var packFS embed.FS
 
+// isPackFile reports whether an embedded file name is a rule pack.
+func isPackFile(name string) bool { return strings.HasSuffix(name, ".yaml") }
+
 // BuiltinPacks returns the raw embedded packs, sorted by file name.
 func BuiltinPacks() (map[string][]byte, error) {
 	ents, err := packFS.ReadDir("packs")
@@ -321,7 +324,7 @@ func BuiltinPacks() (map[string][]byte, error) {
 	}
 	out := map[string][]byte{}
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+		if e.IsDir() || !isPackFile(e.Name()) {
 			continue
 		}
 		b, err := packFS.ReadFile("packs/" + e.Name())

@@ -1,42 +1,149 @@
 package rules
 
 import (
-	"bytes"
-	"crypto/sha256"
-	_ "embed"
-	"encoding/gob"
-	"encoding/hex"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"sort"
 
 	"github.com/goccy/go-yaml"
 )
 
 // The embedded packs, decoded at build time: decoding 600 KB of YAML took
-// about half of a small review's start-up, decoding the same rules from
-// gob takes a millisecond. packs.gob holds each pack exactly as
-// yaml.Strict decodes it (before compileRule) with the SHA-256 of the
-// YAML it was made from; a pack whose YAML no longer has that hash (it
-// was edited and `go generate ./internal/rules` not run) is decoded from
-// its YAML instead, so a stale snapshot costs time, never correctness.
+// about half of a small review's start-up, and decoding the same rules
+// from gob still took 4–5 ms of every review. snapshot_gen.go holds each
+// pack exactly as yaml.Strict decodes it (before compileRule) as Go
+// composite literals, which the compiler lays out as static data: loading
+// decodes nothing. Each pack is recorded with the length and CRC-32C of
+// the YAML it was made from; a pack whose YAML no longer matches (it was
+// edited and `go generate ./internal/rules` not run) is decoded from its
+// YAML instead, so a stale snapshot costs time, never correctness.
 // TestPackSnapshot fails while any pack's snapshot is stale.
 //
 //go:generate go test -run ^TestPackSnapshot$ -update-pack-snapshot .
 
-//go:embed packs.gob
-var packSnapshot []byte
-
 // namedPack is one embedded pack file, decoded.
 type namedPack struct {
 	Name string
-	// YAMLSHA256 is the hash of the file the pack was decoded from.
-	YAMLSHA256 string
-	Pack       pack
+	// YAMLLen and YAMLCRC identify the file the pack was decoded from:
+	// its length and CRC-32C (Castagnoli). They guard against a stale
+	// snapshot (a build-time mistake), not against a forged one: the
+	// snapshot and the YAML are both compiled into the binary.
+	YAMLLen int
+	YAMLCRC uint32
+	Pack    pack
 }
 
-func yamlDigest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func yamlID(data []byte) (int, uint32) {
+	return len(data), crc32.Checksum(data, castagnoli)
+}
+
+// fileID is yamlID of an embedded pack file, read through a small buffer
+// (embed.FS.ReadFile would copy the whole file first).
+func fileID(path string) (int, uint32, error) {
+	f, err := packFS.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	n, err := io.Copy(h, f)
+	return int(n), h.Sum32(), err
+}
+
+// builtinDecoded returns the embedded packs decoded, in file-name order:
+// each from the snapshot when it was made from exactly that file, else
+// from its YAML. Every call returns a fresh copy that compiling may
+// change (Rule.fresh); the snapshot itself is never written.
+func builtinDecoded() ([]namedPack, error) {
+	ents, err := packFS.ReadDir("packs")
+	if err != nil {
+		return nil, err
+	}
+	var out []namedPack
+	for _, e := range ents { // (ReadDir sorts by name)
+		n := e.Name()
+		if e.IsDir() || !isPackFile(n) {
+			continue
+		}
+		size, sum, err := fileID("packs/" + n)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := snapshotPack(n); ok && p.YAMLLen == size && p.YAMLCRC == sum {
+			out = append(out, p.fresh())
+			continue
+		}
+		data, err := packFS.ReadFile("packs/" + n)
+		if err != nil {
+			return nil, err
+		}
+		p, err := decodeYAMLPack(n, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// snapshotPack is the snapshot's entry for the pack file name.
+func snapshotPack(name string) (namedPack, bool) {
+	for _, p := range packSnapshot {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return namedPack{}, false
+}
+
+// fresh returns a copy of a snapshot pack whose rules compiling may
+// change.
+func (p namedPack) fresh() namedPack {
+	rules := make([]Rule, len(p.Pack.Rules))
+	for i := range p.Pack.Rules {
+		rules[i] = p.Pack.Rules[i].fresh()
+	}
+	p.Pack.Rules = rules
+	return p
+}
+
+// fresh returns a copy of r that compiling may change: compileRule and
+// gateSeverity write the rule's own fields and the unexported fields of
+// the structs it points to, so those structs are copied; its slices and
+// maps are only read, and shared (TestSnapshotUnchangedByLoad).
+func (r Rule) fresh() Rule {
+	if r.Context != nil {
+		c := *r.Context
+		r.Context = &c
+	}
+	if r.Block != nil {
+		b := *r.Block
+		r.Block = &b
+	}
+	if r.Enclosing != nil {
+		e := *r.Enclosing
+		r.Enclosing = &e
+	}
+	if r.Entropy != nil {
+		e := *r.Entropy
+		r.Entropy = &e
+	}
+	if r.Flow != nil {
+		f := *r.Flow
+		if f.UnknownOrigin != nil {
+			u := *f.UnknownOrigin
+			f.UnknownOrigin = &u
+		}
+		if f.ParamOrigin != nil {
+			po := *f.ParamOrigin
+			f.ParamOrigin = &po
+		}
+		r.Flow = &f
+	}
+	return r
 }
 
 func sortedNames(bp map[string][]byte) []string {
@@ -48,43 +155,14 @@ func sortedNames(bp map[string][]byte) []string {
 	return names
 }
 
-// builtinDecoded returns the embedded packs decoded, in file-name order:
-// each from the snapshot when it was made from exactly that file, else
-// from its YAML. Every call returns a fresh copy (compiling a rule changes
-// it).
-func builtinDecoded() ([]namedPack, error) {
-	bp, err := BuiltinPacks()
-	if err != nil {
-		return nil, err
-	}
-	snap := map[string]namedPack{}
-	if packs, err := decodeSnapshot(packSnapshot); err == nil {
-		for _, p := range packs {
-			snap[p.Name] = p
-		}
-	}
-	var out []namedPack
-	for _, n := range sortedNames(bp) {
-		if p, ok := snap[n]; ok && p.YAMLSHA256 == yamlDigest(bp[n]) {
-			out = append(out, p)
-			continue
-		}
-		p, err := decodeYAMLPack(n, bp[n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
 // decodeYAMLPack decodes one embedded pack from its YAML.
 func decodeYAMLPack(name string, data []byte) (namedPack, error) {
 	var p pack
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.Strict()); err != nil {
 		return namedPack{}, fmt.Errorf("rules: pack builtin:%s: invalid YAML: %v", name, err)
 	}
-	return namedPack{Name: name, YAMLSHA256: yamlDigest(data), Pack: p}, nil
+	size, sum := yamlID(data)
+	return namedPack{Name: name, YAMLLen: size, YAMLCRC: sum, Pack: p}, nil
 }
 
 // decodeYAMLPacks decodes every embedded pack from its YAML.
@@ -98,29 +176,4 @@ func decodeYAMLPacks(bp map[string][]byte) ([]namedPack, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-func decodeSnapshot(data []byte) ([]namedPack, error) {
-	var packs []namedPack
-	err := gob.NewDecoder(bytes.NewReader(data)).Decode(&packs)
-	return packs, err
-}
-
-// encodeSnapshot makes packs.gob's content from the embedded YAML (gob
-// writes maps in iteration order, so the bytes vary; what they decode
-// to does not).
-func encodeSnapshot() ([]byte, error) {
-	bp, err := BuiltinPacks()
-	if err != nil {
-		return nil, err
-	}
-	packs, err := decodeYAMLPacks(bp)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(packs); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

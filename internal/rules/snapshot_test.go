@@ -2,32 +2,27 @@ package rules
 
 import (
 	"bytes"
-	"encoding/gob"
 	"flag"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-var updatePackSnapshot = flag.Bool("update-pack-snapshot", false, "rewrite packs.gob and derived.gob from packs/*.yaml (go generate ./internal/rules)")
+var updatePackSnapshot = flag.Bool("update-pack-snapshot", false, "rewrite snapshot_gen.go from packs/*.yaml (go generate ./internal/rules)")
 
-// TestPackSnapshot: packs.gob was made from the embedded YAML as it is
-// now, and decodes to exactly what decoding the YAML gives.
+// TestPackSnapshot: snapshot_gen.go was made from the embedded YAML as it
+// is now, holds exactly what decoding the YAML gives, and is what
+// generating it again writes.
 func TestPackSnapshot(t *testing.T) {
 	if *updatePackSnapshot {
-		data, err := encodeSnapshot()
+		data, err := generateSnapshot()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile("packs.gob", data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if data, err = encodeDerived(); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("derived.gob", data, 0o644); err != nil {
+		if err := os.WriteFile("snapshot_gen.go", data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -36,55 +31,141 @@ func TestPackSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := decodeSnapshot(packSnapshot)
-	if err != nil {
-		t.Fatalf("packs.gob does not decode (%v): run go generate ./internal/rules", err)
-	}
 	fromYAML, err := decodeYAMLPacks(bp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap) != len(fromYAML) {
-		t.Fatalf("packs.gob has %d packs, packs/ %d: run go generate ./internal/rules", len(snap), len(fromYAML))
+	if len(packSnapshot) != len(fromYAML) {
+		t.Fatalf("snapshot_gen.go has %d packs, packs/ %d: run go generate ./internal/rules", len(packSnapshot), len(fromYAML))
 	}
-	for i := range snap {
-		if snap[i].Name != fromYAML[i].Name || snap[i].YAMLSHA256 != fromYAML[i].YAMLSHA256 {
-			t.Errorf("packs.gob is stale for %s (the pack changed): run go generate ./internal/rules", fromYAML[i].Name)
-		} else if !reflect.DeepEqual(snap[i], fromYAML[i]) {
-			t.Errorf("packs.gob decodes %s to other rules than its YAML", snap[i].Name)
+	for i, snap := range packSnapshot {
+		if snap.Name != fromYAML[i].Name || snap.YAMLLen != fromYAML[i].YAMLLen || snap.YAMLCRC != fromYAML[i].YAMLCRC {
+			t.Errorf("snapshot_gen.go is stale for %s (the pack changed): run go generate ./internal/rules", fromYAML[i].Name)
+		} else if !reflect.DeepEqual(snap, fromYAML[i]) {
+			t.Errorf("snapshot_gen.go holds other rules for %s than its YAML", snap.Name)
 		}
 	}
 	got, err := builtinDecoded()
 	if err != nil || !reflect.DeepEqual(got, fromYAML) {
 		t.Fatalf("builtinDecoded differs from the YAML (err %v)", err)
 	}
+	want, err := os.ReadFile("snapshot_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regen, err := generateSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(regen, want) {
+		t.Error("snapshot_gen.go is not what go generate ./internal/rules writes now: run it")
+	}
 }
 
-// TestDerivedSnapshot: every derivation in derived.gob is what the code
-// derives now, and loading the built-in rules (and every language's
-// definition patterns) finds each of its derivations there.
-func TestDerivedSnapshot(t *testing.T) {
-	table := derivedTable()
-	if len(table) < 300 {
-		t.Fatalf("derived.gob holds %d derivations: run go generate ./internal/rules", len(table))
+// TestSnapshotUnchangedByLoad: compiling the built-in rules (lazily, as a
+// review does, and eagerly, as the tests do) and matching with them
+// leaves the static snapshot as the YAML decodes: Rule.fresh copies all
+// that compiling writes.
+func TestSnapshotUnchangedByLoad(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		packs, err := builtinDecoded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Set{byID: map[string]*Rule{}}
+		for _, np := range packs {
+			if err := s.addPack("builtin:"+np.Name, np.Pack, eager); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := gateSeverity(s.rules); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for key, want := range table {
+	set, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := 0
+	for _, r := range set.Rules() {
+		for _, ex := range r.Positive {
+			hits += len(runExample(set, r, ex))
+		}
+	}
+	if hits == 0 {
+		t.Fatal("the positive examples matched nothing")
+	}
+	bp, _ := BuiltinPacks()
+	fromYAML, err := decodeYAMLPacks(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(packSnapshot, fromYAML) {
+		t.Fatal("loading the built-in rules changed the static snapshot")
+	}
+}
+
+// TestRuleFreshCopiesPointers: every field of Rule (and of Flow) that
+// points to a struct is copied by fresh, so a pointer field added later
+// cannot leave compiled state written into the shared snapshot.
+func TestRuleFreshCopiesPointers(t *testing.T) {
+	check := func(name string, v reflect.Value, copyOf func(reflect.Value) reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Type.Kind() != reflect.Pointer || !f.IsExported() {
+				continue
+			}
+			orig := reflect.New(f.Type.Elem())
+			v.Field(i).Set(orig)
+			got := copyOf(v).Field(i)
+			if got.Pointer() == orig.Pointer() {
+				t.Errorf("fresh shares %s.%s with the snapshot", name, f.Name)
+			}
+		}
+	}
+	var r Rule
+	check("Rule", reflect.ValueOf(&r).Elem(), func(v reflect.Value) reflect.Value {
+		return reflect.ValueOf(v.Interface().(Rule).fresh())
+	})
+	var fl Flow
+	check("Flow", reflect.ValueOf(&fl).Elem(), func(v reflect.Value) reflect.Value {
+		return reflect.ValueOf(*Rule{Flow: new(v.Interface().(Flow))}.fresh().Flow)
+	})
+}
+
+// TestDerivedSnapshot: every derivation in the table is what the code
+// derives now, the table is sorted by key, and loading the built-in
+// rules (and every language's definition patterns) finds each of its
+// derivations there.
+func TestDerivedSnapshot(t *testing.T) {
+	table := derivedSnapshot
+	if len(table) < 300 {
+		t.Fatalf("snapshot_gen.go holds %d derivations: run go generate ./internal/rules", len(table))
+	}
+	if !slices.IsSortedFunc(table, func(a, b derivedEntry) int { return strings.Compare(a.Key, b.Key) }) {
+		t.Fatal("derivedSnapshot is not sorted by key")
+	}
+	for _, e := range table {
+		key, want := e.Key, e.Out
 		var got derivedLits
 		switch kind, rest := key[:1], key[1:]; kind {
 		case derivedRequired:
 			n, pattern, ok := strings.Cut(rest, "\x00")
 			minLen, err := strconv.Atoi(n)
 			if !ok || err != nil {
-				t.Fatalf("derived.gob: bad key %q", key)
+				t.Fatalf("derivedSnapshot: bad key %q", key)
 			}
 			got.Lits, got.Fold = deriveRequiredLiterals(pattern, minLen)
 		case derivedQuery:
 			got.Lits = deriveQueryLiterals(rest)
 		default:
-			t.Fatalf("derived.gob: bad key %q", key)
+			t.Fatalf("derivedSnapshot: bad key %q", key)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("derived.gob: %.80q: holds %+v, the code derives %+v: run go generate ./internal/rules", key, want, got)
+			t.Errorf("derivedSnapshot: %.80q: holds %+v, the code derives %+v: run go generate ./internal/rules", key, want, got)
+		}
+		if v, ok := lookupDerived(key); !ok || !reflect.DeepEqual(v, want) {
+			t.Errorf("lookupDerived(%.80q) = %+v, %v", key, v, ok)
 		}
 	}
 	stop := recordDerivations()
@@ -98,12 +179,12 @@ func TestDerivedSnapshot(t *testing.T) {
 	}
 	// (definition patterns compiled by an earlier test are not asked again)
 	if misses != 0 || len(rec) < 300 {
-		t.Fatalf("loading the built-in rules derived %d literal sets, %d of them not in derived.gob: run go generate ./internal/rules", len(rec), misses)
+		t.Fatalf("loading the built-in rules derived %d literal sets, %d of them not in the table: run go generate ./internal/rules", len(rec), misses)
 	}
 }
 
-// TestPackSnapshotStale: a broken snapshot, or one pack's stale entry,
-// is not used: the YAML is.
+// TestPackSnapshotStale: a pack whose snapshot entry does not match its
+// YAML (length or checksum), or has none, is decoded from the YAML.
 func TestPackSnapshotStale(t *testing.T) {
 	saved := packSnapshot
 	defer func() { packSnapshot = saved }()
@@ -112,25 +193,27 @@ func TestPackSnapshotStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := decodeSnapshot(saved)
-	if err != nil {
-		t.Fatal(err)
+	// The first pack's entry holds other rules, under a wrong checksum,
+	// a wrong length, or another name.
+	bad := func(edit func(*namedPack)) []namedPack {
+		s := slices.Clone(saved)
+		s[0].Pack.Rules = s[0].Pack.Rules[:1]
+		edit(&s[0])
+		return s
 	}
-	// The first pack's entry claims its hash but holds other rules.
-	snap[0].Pack.Rules = snap[0].Pack.Rules[:1]
-	snap[0].YAMLSHA256 = "0000"
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(snap); err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range [][]byte{nil, []byte("not gob"), buf.Bytes()} {
-		packSnapshot = bad
+	for _, snap := range [][]namedPack{
+		nil,
+		bad(func(p *namedPack) { p.YAMLCRC++ }),
+		bad(func(p *namedPack) { p.YAMLLen++ }),
+		bad(func(p *namedPack) { p.Name += "x" }),
+	} {
+		packSnapshot = snap
 		got, err := builtinDecoded()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatal("a stale or broken snapshot was used")
+			t.Fatal("a stale snapshot was used")
 		}
 	}
 }
