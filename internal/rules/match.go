@@ -294,6 +294,64 @@ func wantProfile(profiles []string, p string) bool {
 	return contains(profiles, p)
 }
 
+// syntaxRules returns the syntax rules (query, flow) worth parsing the
+// file for: eligible, applying to its path, with a query or sink for its
+// grammar g, and with their literals in the text around the change (and
+// the whole file holding their grammar's own literals and their value
+// literals). nil when none.
+func (s *Set) syntaxRules(fc *fileCtx, g string, eligible []uint64, facts *fileFacts) map[*Rule]bool {
+	var synOK map[*Rule]bool
+	win := fc.window(syntaxWindowBefore, syntaxWindowAfter, !s.synNewline)
+	winBits := make([]uint64, s.syn.words)
+	s.syn.scan(win, winBits)
+	var rawBits []uint64 // the scan of the whole file, on first use
+	whole := func() []uint64 {
+		if rawBits == nil {
+			if win == fc.raw {
+				rawBits = winBits // the window is the whole text
+			} else {
+				rawBits = make([]uint64, s.syn.words)
+				s.syn.scan(fc.raw, rawBits)
+			}
+		}
+		return rawBits
+	}
+	for ri, r := range s.rules {
+		c := r.c
+		if c.query == nil && c.flow == nil {
+			continue
+		}
+		if eligible[ri/64]&(1<<(ri%64)) == 0 || !r.appliesToPath(facts, s.globs) {
+			continue
+		}
+		if c.query != nil {
+			if _, ok := c.query.byGrammar[g]; !ok {
+				continue
+			}
+		} else if _, ok := c.flow.sinks[g]; !ok {
+			continue
+		}
+		ok := hasLiteral(winBits, c.synIDs, c.synLits, win, false)
+		if ok && c.query != nil {
+			// The grammar's own literals, in the whole file: a
+			// predicate's capture may stand outside the window.
+			if gl := c.query.gramLits[g]; gl != nil {
+				ok = hasLiteral(whole(), c.gramIDs[g], gl, fc.raw, false)
+			}
+		}
+		if ok && c.valLits != nil {
+			ok = hasLiteral(whole(), c.valIDs, c.valLits, fc.raw, c.valFold)
+		}
+		if ok {
+			if synOK == nil {
+				synOK = map[*Rule]bool{}
+			}
+			synOK[r] = true
+		}
+	}
+	return synOK
+}
+
 // MatchFile runs the per-file rules of the given profiles (nil = all) on f.
 func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	if f == nil {
@@ -313,44 +371,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	var synOK map[*Rule]bool
 	if g := syntax.Grammar(f.Language, f.Path); g != "" && len(f.Added) > 0 {
 		fc = newFileCtx(f)
-		win := fc.window(syntaxWindowBefore, syntaxWindowAfter, !s.synNewline)
-		winBits := make([]uint64, s.syn.words)
-		s.syn.scan(win, winBits)
-		var rawBits []uint64
-		for ri, r := range s.rules {
-			c := r.c
-			if c.query == nil && c.flow == nil {
-				continue
-			}
-			if eligible[ri/64]&(1<<(ri%64)) == 0 || !r.appliesToPath(facts, s.globs) {
-				continue
-			}
-			if c.query != nil {
-				if _, ok := c.query.byGrammar[g]; !ok {
-					continue
-				}
-			} else if _, ok := c.flow.sinks[g]; !ok {
-				continue
-			}
-			ok := hasLiteral(winBits, c.synIDs, c.synLits, win, false)
-			if ok && c.valLits != nil {
-				if rawBits == nil {
-					if win == fc.raw {
-						rawBits = winBits // the window is the whole text
-					} else {
-						rawBits = make([]uint64, s.syn.words)
-						s.syn.scan(fc.raw, rawBits)
-					}
-				}
-				ok = hasLiteral(rawBits, c.valIDs, c.valLits, fc.raw, c.valFold)
-			}
-			if ok {
-				if synOK == nil {
-					synOK = map[*Rule]bool{}
-				}
-				synOK[r] = true
-			}
-		}
+		synOK = s.syntaxRules(fc, g, eligible, facts)
 		if synOK != nil && f.Content != nil {
 			// The queries this file will run compile side by side while
 			// it is parsed (each only once per process).

@@ -693,6 +693,13 @@ func (s *Set) buildPrefilter() {
 		case c.query != nil:
 			c.synLits = c.query.lits
 			c.synIDs = index(c.synLits)
+			c.gramIDs = nil
+			for g, ls := range c.query.gramLits {
+				if c.gramIDs == nil {
+					c.gramIDs = map[string][]int{}
+				}
+				c.gramIDs[g] = index(ls)
+			}
 		case c.flow != nil:
 			c.synLits = c.flow.lits
 			c.synIDs = index(c.synLits)

@@ -15,6 +15,13 @@ import (
 type queryRule struct {
 	byGrammar map[string]string // grammar -> query source, compiled on first use
 	lits      []string          // nil: no literal could be derived, always parse
+	// gramLits holds, by grammar, the literals derived from that
+	// grammar's query alone (nil: none derivable): of which one must
+	// occur in the file for the query to match at all. They narrow lits,
+	// which an explicit prefilter states for every language at once
+	// ("secure" lets a Go file with InsecureSkipVerify parse for the
+	// cookie rule, whose Go query needs Cookie or SetCookie).
+	gramLits map[string][]string
 }
 
 // compiled returns the query for grammar g, compiling it on first use
@@ -196,7 +203,7 @@ func compileQuery(r *Rule, eager bool) error {
 	if r.Block != nil || r.Enclosing != nil || r.Context != nil || r.Entropy != nil || r.Check != "" {
 		return ferr("query", "cannot be combined with block, enclosing, context, entropy or check: the query states the structure")
 	}
-	qr := &queryRule{byGrammar: map[string]string{}}
+	qr := &queryRule{byGrammar: map[string]string{}, gramLits: map[string][]string{}}
 	keys := make([]string, 0, len(r.Query))
 	for k := range r.Query {
 		keys = append(keys, k)
@@ -212,6 +219,7 @@ func compileQuery(r *Rule, eager bool) error {
 		if !strings.Contains(src, "@match") {
 			return ferr("query."+lang, "needs a @match capture: the node the finding is about")
 		}
+		lits := queryLiterals(src)
 		for _, g := range gs {
 			if eager {
 				if _, err := syntax.CachedQuery(g, src); err != nil {
@@ -219,6 +227,9 @@ func compileQuery(r *Rule, eager bool) error {
 				}
 			}
 			qr.byGrammar[g] = src
+			if lits != nil {
+				qr.gramLits[g] = lits
+			}
 		}
 		srcs = append(srcs, src)
 	}

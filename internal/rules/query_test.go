@@ -162,3 +162,69 @@ func TestSyntaxRulesHaveAPrefilter(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryGrammarLiterals: an explicit prefilter states literals for
+// every language at once; a file is parsed for the rule only when its
+// own grammar's query literals occur in it too (anywhere in the file: a
+// predicate's capture may stand far above the change). A grammar whose
+// query has a pattern without literals is not narrowed.
+func TestQueryGrammarLiterals(t *testing.T) {
+	pack := `pack: t
+rules:
+  - id: t.cookie
+    profile: security_reviewer
+    category: security
+    severity: medium
+    confidence: 0.8
+    title: t
+    message: t
+    impact: t
+    suggestion: t
+    prefilter: [secure, Secure]
+    query:
+      go: |
+        (call_expression function: (selector_expression field: (field_identifier) @f) (#eq? @f "SetCookie")) @match
+      python: |
+        (call function: (identifier) @f) @match
+    positive:
+      - path: a.go
+        code: |
+          package a
+          func f(w W) { w.SetCookie(c, secure) }
+    negative:
+      - path: a.go
+        code: |
+          package a
+          var c = &tls.Config{InsecureSkipVerify: true}
+`
+	s, err := LoadPacks([]string{"t.yaml"}, [][]byte{[]byte(pack)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := "package a\n\nfunc f(w W) {\n\tw.SetCookie(&http.Cookie{\n" + strings.Repeat("\t\tName: \"n\",\n", 40) + "\t})\n}\n"
+	for _, c := range []struct {
+		path, old, code string
+		parse           bool
+	}{
+		{"a.go", "", "package a\nvar c = &tls.Config{InsecureSkipVerify: true}\n", false},
+		{"a.go", "", "package a\nfunc f(w W) { w.SetCookie(c, secure) }\n", true},
+		// The literal 40 lines above the changed line, outside the window.
+		{"a.go", far, strings.Replace(far, "Name: \"n\",\n\t})", "Name: \"n\",\n\t\tSecure: false,\n\t})", 1), true},
+		{"a.go", "", "package a\nvar insecure = 1\n", false},
+		// No literal derivable from the Python query: the prefilter alone.
+		{"a.py", "", "insecure = f()\n", true},
+		{"a.py", "", "x = f()\n", false},
+	} {
+		var old []byte
+		if c.old != "" {
+			old = []byte(c.old)
+		}
+		f := DiffFile(c.path, old, []byte(c.code))
+		fc := newFileCtx(f)
+		g := syntax.Grammar(f.Language, f.Path)
+		got := s.syntaxRules(fc, g, s.eligibleRules(f.Language, nil), newFileFacts(s, f))
+		if parse := got[s.byID["t.cookie"]]; parse != c.parse {
+			t.Errorf("%s %.60q: parse for t.cookie = %v, want %v", c.path, c.code, parse, c.parse)
+		}
+	}
+}

@@ -244,6 +244,9 @@ type compiled struct {
 	synLits, valLits []string
 	synIDs, valIDs   []int
 	valFold          bool
+	// gramIDs: the ids of a query rule's per-grammar literals
+	// (queryRule.gramLits), by grammar.
+	gramIDs map[string][]int
 
 	fileReqLits, fileUnlessLits []string // prefilters of file_requires/file_unless
 	fileReqIDs, fileUnlessIDs   []int    // their ids in Set.file

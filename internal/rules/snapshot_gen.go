@@ -13675,6 +13675,71 @@ var packSnapshot = []namedPack{
 // Every derivation a load of the built-in rules asks for, by key (derived.go).
 var derivedSnapshot = []derivedEntry{
 	{
+		Key: "q((call function: (identifier) @f) @match (#eq? @f \"CORS\") (#match? @match \"supports_credentials\\\\s*=\\\\s*True\") (#not-match? @match \"(origins|resources)\\\\s*=\\\\s*([\\\\w\\\\[{(]|[\\\"'][^*])\"))\n((call function: (_) @f) @match (#match? @f \"(add_middleware|CORSMiddleware)$\") (#match? @match \"allow_credentials\\\\s*=\\\\s*True\") (#match? @match \"allow_origins\\\\s*=\\\\s*\\\\[\\\\s*[\\\"']\\\\*[\\\"']|allow_origin_regex\\\\s*=\\\\s*[\\\"']\\\\.\\\\*\"))\n",
+		Out: derivedLits{
+			Lits: []string{
+				"supports_credentials",
+				"allow_credentials",
+			},
+		},
+	},
+	{
+		Key: "q((name) @match (#match? @match \"^(LIBXML_NOENT|LIBXML_DTDLOAD)$\"))\n(function_call_expression function: (name) @f arguments: (arguments (argument (boolean) @b)) (#eq? @f \"libxml_disable_entity_loader\") (#match? @b \"(?i)^false$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"LIBXML_NOENT",
+				"LIBXML_DTDLOAD",
+				"libxml_disable_entity_loader",
+			},
+		},
+	},
+	{
+		Key: "q([(method_declaration body: (block [\n    (expression_statement (invocation_expression function: (member_access_expression name: (identifier) @n)))\n    (local_declaration_statement (variable_declaration (variable_declarator (invocation_expression function: (member_access_expression name: (identifier) @n)))))] @report))\n  (local_function_statement body: (block [\n    (expression_statement (invocation_expression function: (member_access_expression name: (identifier) @n)))\n    (local_declaration_statement (variable_declaration (variable_declarator (invocation_expression function: (member_access_expression name: (identifier) @n)))))] @report))] @match\n  (#match? @n \"^(Load|LoadXml|Create|ReadNode)$\"))\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Load",
+				"LoadXml",
+				"Create",
+				"ReadNode",
+			},
+		},
+	},
+	{
+		Key: "q(annotation name: (identifier) @n arguments: (annotation_argument_list) @a (#eq? @n \"CrossOrigin\") (#match? @a \"allowCredentials\\\\s*=\\\\s*\\\"true\\\"\") (#match? @a \"(origins|originPatterns|value)\\\\s*=\\\\s*\\\\{?\\\\s*\\\"\\\\*\\\"\")) @match\n(method_invocation object: (_) @o name: (identifier) @n arguments: (argument_list (true)) (#eq? @n \"allowCredentials\") (#match? @o \"allowedOrigin(Pattern)?s\\\\(\\\\s*\\\"\\\\*\\\"\\\\s*\\\\)\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"allowCredentials",
+				"allowCredentials",
+			},
+		},
+	},
+	{
+		Key: "q(assignment left: (element_reference object: (identifier) @c) right: (hash (pair key: (hash_key_symbol) @k value: (false))) (#match? @c \"^cookies$\") (#match? @k \"^(secure|httponly)$\")) @match\n(call method: (identifier) @m arguments: (argument_list (pair key: [(hash_key_symbol) (simple_symbol)] @k value: (false))) (#eq? @m \"session_store\") (#match? @k \"^:?(httponly|secure)$\")) @match\n(pair key: [(hash_key_symbol) (simple_symbol)] @k value: (false) (#match? @k \"^:?session_(http_only|secure)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"cookies",
+				"session_store",
+				"session_http_only",
+				"session_secure",
+			},
+		},
+	},
+	{
+		Key: "q(assignment left: (subscript subscript: (string) @h) right: (_) @v (#match? @h \"(?i)^.access-control-allow-origin.$\") (#match? @v \"(?i)headers(\\\\.get\\\\(|\\\\[)\\\\s*[\\\"'](http_)?origin[\\\"']|META(\\\\.get\\\\(|\\\\[)\\\\s*[\\\"']HTTP_ORIGIN\")) @match\n",
+	},
+	{
+		Key: "q(assignment left: [(identifier) (attribute)] @l right: (call) (#match? @l \"(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$\")) @match\n",
+	},
+	{
+		Key: "q(assignment left: [(identifier) (instance_variable) (call method: (identifier))] @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)$\")) @match\n(method name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)$\")) @match\n",
+	},
+	{
+		Key: "q(assignment left: [(identifier) (instance_variable) (call)] @l right: (call) (#match? @l \"(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$\")) @match\n",
+	},
+	{
+		Key: "q(assignment left: [(identifier) @n (attribute attribute: (identifier) @n)] (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(keyword_argument name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)$\")) @match\n(function_definition name: (identifier) @n body: (block (return_statement) @match) (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\"))\n",
+	},
+	{
 		Key: "q(assignment_expression\n  left: (member_expression property: (property_identifier) @p)\n  right: (_) @code\n  (#match? @p \"^(innerHTML|outerHTML)$\")) @sink\n(augmented_assignment_expression\n  left: (member_expression property: (property_identifier) @p)\n  right: (_) @code\n  (#match? @p \"^(innerHTML|outerHTML)$\")) @sink\n(call_expression\n  function: (member_expression property: (property_identifier) @f)\n  arguments: (arguments . (_) . (_) @code)\n  (#eq? @f \"insertAdjacentHTML\")) @sink\n(call_expression\n  function: (member_expression object: (identifier) @d property: (property_identifier) @f)\n  arguments: (arguments . (_) @code)\n  (#eq? @d \"document\") (#match? @f \"^(write|writeln)$\")) @sink\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -13688,6 +13753,19 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(assignment_expression left: (_) @l right: (_) @r (#match? @l \"XmlResolver$\") (#match? @r \"XmlUrlResolver\")) @match\n(assignment_expression left: (_) @l right: (_) @r (#match? @l \"DtdProcessing$\") (#match? @r \"DtdProcessing\\\\.Parse$\")) @match\n(assignment_expression left: (_) @l right: (boolean_literal) @r (#match? @l \"ProhibitDtd$\") (#eq? @r \"false\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"XmlUrlResolver",
+				"DtdProcessing.Parse",
+				"ProhibitDtd",
+			},
+		},
+	},
+	{
+		Key: "q(assignment_expression left: [(variable_name) (member_access_expression)] @l right: (function_call_expression) (#match? @l \"(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$\")) @match\n",
+	},
+	{
 		Key: "q(block\n  (local_declaration_statement (variable_declaration (variable_declarator name: (identifier) @r (object_creation_expression type: [(identifier) (qualified_name)] @t))))\n  (expression_statement (invocation_expression function: (member_access_expression expression: (identifier) @r2 name: (identifier) @nb) arguments: (argument_list (argument (identifier) @k))))\n  [(local_declaration_statement (variable_declaration (variable_declarator (object_creation_expression type: (identifier) @alg arguments: (argument_list . (argument (identifier) @k2))))))\n   (expression_statement (assignment_expression right: (object_creation_expression type: (identifier) @alg arguments: (argument_list . (argument (identifier) @k2)))))\n   (expression_statement (assignment_expression left: (member_access_expression name: (identifier) @alg) right: (identifier) @k2))] @report\n  (#match? @t \"^(System\\\\.)?Random$\") (#eq? @nb \"NextBytes\") (#eq? @r @r2) (#eq? @k @k2)\n  (#match? @alg \"^(AesGcm|AesCcm|ChaCha20Poly1305|HMACSHA(1|256|384|512)|HMACMD5|Key|IV)$\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -13696,10 +13774,38 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(block\n  (local_variable_declaration declarator: (variable_declarator name: (identifier) @g value: (method_invocation object: (identifier) @k name: (identifier) @gi arguments: (argument_list . (string_literal) @s)))) @report\n  (expression_statement (method_invocation object: (identifier) @g2 name: (identifier) @in arguments: (argument_list . (decimal_integer_literal) @n)))\n  (#eq? @k \"KeyPairGenerator\") (#eq? @gi \"getInstance\") (#match? @s \"^\\\"(RSA|DSA|DH|DiffieHellman)\\\"$\") (#eq? @g @g2) (#eq? @in \"initialize\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"KeyPairGenerator",
+			},
+		},
+	},
+	{
+		Key: "q(block\n  [(short_var_declaration left: (expression_list . (identifier) @v .) right: (expression_list . [[(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal type: (slice_type) body: (literal_value))] (call_expression function: (identifier) @mk arguments: (argument_list . (slice_type)) (#eq? @mk \"make\"))] .))\n   (var_declaration (var_spec name: (identifier) @v . value: (expression_list . [[(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal type: (slice_type) body: (literal_value))] (call_expression function: (identifier) @mk arguments: (argument_list . (slice_type)) (#eq? @mk \"make\"))] .)))]\n  [(expression_statement [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report) (short_var_declaration right: (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (assignment_statement right: (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (return_statement (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (expression_statement (call_expression arguments: (argument_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)))]\n  (#eq? @v @a)) @match\n(source_file\n  (var_declaration (var_spec name: (identifier) @v . value: (expression_list . [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal type: (slice_type) body: (literal_value))] .)))\n  (function_declaration body: (block [(expression_statement [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report) (short_var_declaration right: (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (assignment_statement right: (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (return_statement (expression_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)) (expression_statement (call_expression arguments: (argument_list [(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f1) arguments: (argument_list . (_) . (identifier) @a .) (#eq? @p \"cipher\") (#match? @f1 \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) (call_expression function: (selector_expression field: (field_identifier) @f2) arguments: (argument_list . (_) . (identifier) @a . (_) . (_) .) (#eq? @f2 \"Seal\"))] @report)))]))\n  (#eq? @v @a)) @match\n(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f)\n  arguments: (argument_list . (_) . [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal body: (literal_value . (literal_element [(int_literal) (rune_literal)]))) (slice_expression operand: [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal body: (literal_value . (literal_element [(int_literal) (rune_literal)])))])] .)\n  (#eq? @p \"cipher\") (#match? @f \"^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$\")) @match\n(call_expression function: (selector_expression field: (field_identifier) @f)\n  arguments: (argument_list . (_) . [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal body: (literal_value . (literal_element [(int_literal) (rune_literal)]))) (composite_literal type: (slice_type) body: (literal_value) @e (#eq? @e \"{}\")) (call_expression function: (func_literal body: (block . (return_statement (expression_list [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal type: (slice_type) body: (literal_value))])) .)) arguments: (argument_list) @e0 (#eq? @e0 \"()\")) (slice_expression operand: [(type_conversion_expression operand: [(interpreted_string_literal) (raw_string_literal)]) (composite_literal body: (literal_value . (literal_element [(int_literal) (rune_literal)])))])] . (_) . (_) .)\n  (#eq? @f \"Seal\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"cipher",
+				"cipher",
+				"cipher",
+				"Seal",
+			},
+		},
+	},
+	{
 		Key: "q(block_sequence_item (block_node (block_mapping\n  (block_mapping_pair key: (flow_node) @sc value: (block_node (block_mapping\n    (block_mapping_pair key: (flow_node) @k value: (flow_node) @v))))\n  (#eq? @sc \"securityContext\") (#eq? @k \"readOnlyRootFilesystem\") (#match? @v \"^(false|\\\"false\\\"|'false')$\")))) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"readOnlyRootFilesystem",
+			},
+		},
+	},
+	{
+		Key: "q(block_sequence_item (block_node (block_mapping (block_mapping_pair key: (flow_node) @c value: (block_node (block_mapping (block_mapping_pair key: (flow_node) @k value: (flow_node) @v))))\n  (#eq? @c \"cluster\") (#eq? @k \"insecure-skip-tls-verify\") (#match? @v \"^(true|\\\"true\\\")$\")))) @match\n(block_mapping_pair key: (flow_node) @s value: (block_node (block_mapping (block_mapping_pair key: (flow_node) @k value: (flow_node) @v)))\n  (#eq? @s \"spec\") (#eq? @k \"insecureSkipTLSVerify\") (#match? @v \"^(true|\\\"true\\\")$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"insecure-skip-tls-verify",
+				"insecureSkipTLSVerify",
 			},
 		},
 	},
@@ -13874,10 +13980,128 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(call function: (_) @f (#match? @f \"(?i)(^|\\\\.)(md5|sha1|new)$\")) @match\n",
+	},
+	{
+		Key: "q(call function: (_) @fn arguments: (argument_list (keyword_argument name: (identifier) @k value: (false))) (#eq? @k \"verify\") (#not-match? @fn \"(^|\\\\.)decode$\")) @match\n(call function: (attribute attribute: (identifier) @a) (#eq? @a \"_create_unverified_context\")) @match\n(assignment right: (attribute attribute: (identifier) @a) (#eq? @a \"_create_unverified_context\")) @match\n(assignment left: (attribute) right: [(attribute attribute: (identifier) @a) (identifier) @a] (#eq? @a \"CERT_NONE\")) @match\n(keyword_argument value: [(attribute attribute: (identifier) @a) (identifier) @a] (#eq? @a \"CERT_NONE\")) @match\n(keyword_argument name: (identifier) @k value: (string) @s (#eq? @k \"cert_reqs\") (#match? @s \"^[\\\"'](CERT_NONE|NONE|none)[\\\"']$\")) @match\n(assignment left: (attribute attribute: (identifier) @a) right: (false) (#match? @a \"^(check_hostname|verify)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"verify",
+				"_create_unverified_context",
+				"_create_unverified_context",
+				"CERT_NONE",
+				"CERT_NONE",
+				"cert_reqs",
+				"check_hostname",
+				"verify",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute attribute: (identifier) @f) (#match? @f \"^(chmod|fchmod|lchmod)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"fchmod",
+				"lchmod",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute attribute: (identifier) @f) arguments: (argument_list (_) . (_)) (#match? @f \"^set_(signed_)?cookie$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute attribute: (identifier) @r) arguments: (argument_list (keyword_argument name: (identifier) @k value: (true))) (#eq? @r \"run\") (#eq? @k \"debug\")) @match\n(module (expression_statement (assignment left: (identifier) @n right: (true)) @match) (#eq? @n \"DEBUG\"))\n(assignment left: (attribute object: (identifier) @o attribute: (identifier) @a) right: (true) (#eq? @a \"debug\") (#match? @o \"^(app|application|server)$\")) @match\n(assignment left: (subscript value: (attribute attribute: (identifier) @c) subscript: (string) @k) right: (true) (#eq? @c \"config\") (#match? @k \"^.DEBUG.$\")) @match\n(assignment left: (subscript value: (attribute attribute: (identifier) @c) subscript: (string) @k) right: (string) @v (#eq? @c \"config\") (#match? @k \"^.(ENV|FLASK_ENV).$\") (#match? @v \"^.development.$\")) @match\n(call function: (attribute object: (attribute attribute: (identifier) @c) attribute: (identifier) @u) arguments: (argument_list (keyword_argument name: (identifier) @k value: (true))) (#eq? @c \"config\") (#eq? @u \"update\") (#eq? @k \"DEBUG\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"debug",
+				"DEBUG",
+				"debug",
+				"config",
+				"development",
+				"config",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute object: (identifier) @m attribute: (identifier) @f) (#match? @m \"^(pickle|cPickle|_pickle|dill|cloudpickle|marshal)$\") (#match? @f \"^(loads?|Unpickler)$\")) @match\n(call function: (attribute object: (identifier) @m attribute: (identifier) @f) (#eq? @m \"shelve\") (#eq? @f \"open\")) @match\n(call function: (attribute object: (identifier) @m attribute: (identifier) @f) (#eq? @m \"jsonpickle\") (#match? @f \"^(decode|loads)$\")) @match\n(call function: (attribute object: (identifier) @m attribute: (identifier) @f) (#match? @m \"^(pd|pandas)$\") (#eq? @f \"read_pickle\")) @match\n(call function: (attribute object: (identifier) @m attribute: (identifier) @f) (#eq? @m \"yaml\") (#match? @f \"^(unsafe_load|unsafe_load_all|full_load|full_load_all)$\")) @match\n(call function: (attribute object: (identifier) @m attribute: (identifier) @f) arguments: (argument_list) @a (#eq? @m \"yaml\") (#match? @f \"^(load|load_all)$\") (#not-match? @a \"\\\\b(yaml\\\\.)?C?(Safe|Base)Loader\\\\b\")) @match\n(call function: (identifier) @f (#match? @f \"^(Unpickler|cPickle_loads|unpickle)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"pickle",
+				"cPickle",
+				"_pickle",
+				"dill",
+				"cloudpickle",
+				"marshal",
+				"shelve",
+				"jsonpickle",
+				"read_pickle",
+				"unsafe_load",
+				"unsafe_load_all",
+				"full_load",
+				"full_load_all",
+				"yaml",
+				"Unpickler",
+				"cPickle_loads",
+				"unpickle",
+			},
+		},
+	},
+	{
 		Key: "q(call function: (attribute object: (identifier) @o attribute: (identifier) @f) (#eq? @f \"new\") (#match? @o \"(?i)(^|_)(des3?|arc2|arc4|rc2|rc4|blowfish|bf|cast|xor)$\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"new",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute object: (identifier) @o attribute: (identifier) @f) (#match? @o \"^(DES|DES3|ARC4|ARC2|Blowfish|CAST|XOR)$\") (#eq? @f \"new\")) @match\n(call function: (attribute attribute: (identifier) @f) arguments: (argument_list (attribute attribute: (identifier) @m)) (#eq? @f \"new\") (#eq? @m \"MODE_ECB\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) (#eq? @o \"modes\") (#eq? @f \"ECB\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) (#eq? @o \"algorithms\") (#match? @f \"^(TripleDES|ARC4|Blowfish|IDEA|CAST5|SEED)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"new",
+				"MODE_ECB",
+				"modes",
+				"algorithms",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute object: (identifier) @o attribute: (identifier) @f) (#match? @o \"^(jwt|jose|jws)$\") (#match? @f \"^(decode|verify|encode)$\")) @match\n(pair key: (string) @k value: (false) (#match? @k \"^[\\\"']verify_signature[\\\"']$\")) @match\n(call function: (identifier) @f (#eq? @f \"jwt_decode\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"decode",
+				"verify",
+				"encode",
+				"verify_signature\"",
+				"verify_signature'",
+				"jwt_decode",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list . (integer) @n) (#match? @o \"(?i)(^|_)(rsa|dsa)$\") (#eq? @f \"generate\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list (keyword_argument name: (identifier) @k value: (integer) @n)) (#match? @o \"(?i)(^|_)(rsa|dsa)$\") (#eq? @f \"generate\") (#eq? @k \"bits\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list (keyword_argument name: (identifier) @k value: (integer) @n)) (#match? @o \"^(rsa|dsa)$\") (#eq? @f \"generate_private_key\") (#eq? @k \"key_size\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list . (integer) . (integer) @n) (#eq? @o \"rsa\") (#eq? @f \"generate_private_key\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list . (integer) @n) (#eq? @o \"dsa\") (#eq? @f \"generate_private_key\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n(call function: (attribute object: (identifier) @o attribute: (identifier) @f) arguments: (argument_list [(attribute attribute: (identifier) @c) (call function: (attribute attribute: (identifier) @c)) (keyword_argument value: [(attribute attribute: (identifier) @c) (call function: (attribute attribute: (identifier) @c))])]) (#eq? @o \"ec\") (#eq? @f \"generate_private_key\") (#match? @c \"^(SECP192R1|SECT163K1|SECT163R2)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"generate",
+				"generate",
+				"generate_private_key",
+				"generate_private_key",
+				"generate_private_key",
+				"generate_private_key",
+			},
+		},
+	},
+	{
+		Key: "q(call function: (identifier) @f (#eq? @f \"ECB\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"ECB",
 			},
 		},
 	},
@@ -13894,6 +14118,89 @@ var derivedSnapshot = []derivedEntry{
 				"runsource",
 				"runcode",
 				"subinterpreters",
+			},
+		},
+	},
+	{
+		Key: "q(call function: [(identifier) @f (attribute attribute: (identifier) @f)] arguments: (argument_list (keyword_argument name: (identifier) @k value: (false))) (#match? @f \"^(set_(signed_)?cookie|AuthTktCookieHelper|AuthTktAuthenticationPolicy)$\") (#match? @k \"^(secure|httponly)$\")) @match\n(call function: [(identifier) @f (attribute attribute: (identifier) @f)] arguments: (argument_list (keyword_argument name: (identifier) @k value: [(none) (string)] @v) @report) (#match? @f \"^(set_(signed_)?cookie|AuthTktCookieHelper|AuthTktAuthenticationPolicy)$\") (#eq? @k \"samesite\") (#match? @v \"^(None|[\\\"'](?i:none)[\\\"'])$\")) @match\n(module (expression_statement (assignment left: (identifier) @n right: (false)) @match) (#match? @n \"^(SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SESSION_COOKIE_HTTPONLY|REMEMBER_COOKIE_SECURE|REMEMBER_COOKIE_HTTPONLY)$\"))\n(assignment left: (subscript value: (attribute attribute: (identifier) @c) subscript: (string) @k) right: (false) (#eq? @c \"config\") (#match? @k \"^.(SESSION_COOKIE_SECURE|SESSION_COOKIE_HTTPONLY|REMEMBER_COOKIE_SECURE|REMEMBER_COOKIE_HTTPONLY).$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+				"AuthTktCookieHelper",
+				"AuthTktAuthenticationPolicy",
+				"samesite",
+				"SESSION_COOKIE_SECURE",
+				"CSRF_COOKIE_SECURE",
+				"SESSION_COOKIE_HTTPONLY",
+				"REMEMBER_COOKIE_SECURE",
+				"REMEMBER_COOKIE_HTTPONLY",
+				"SESSION_COOKIE_SECURE",
+				"SESSION_COOKIE_HTTPONLY",
+				"REMEMBER_COOKIE_SECURE",
+				"REMEMBER_COOKIE_HTTPONLY",
+			},
+		},
+	},
+	{
+		Key: "q(call function: [(identifier) @f (attribute attribute: (identifier) @f)] arguments: (argument_list (keyword_argument name: (identifier) @k value: (string) @v)) (#eq? @f \"YAML\") (#eq? @k \"typ\") (#match? @v \"^[rbu]*.unsafe.$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"unsafe",
+			},
+		},
+	},
+	{
+		Key: "q(call function: [(identifier) @f (attribute attribute: (identifier) @f)] arguments: (argument_list (keyword_argument name: (identifier) @k value: (true))) (#eq? @f \"XMLParser\") (#match? @k \"^(resolve_entities|load_dtd|dtd_validation)$\")) @match\n(call function: [(identifier) @f (attribute attribute: (identifier) @f)] arguments: (argument_list (keyword_argument name: (identifier) @k value: (false))) (#eq? @f \"XMLParser\") (#eq? @k \"no_network\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"XMLParser",
+				"no_network",
+			},
+		},
+	},
+	{
+		Key: "q(call method: (identifier) @m (#match? @m \"^(chmod|chmod_R|lchmod)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"chmod_R",
+				"lchmod",
+			},
+		},
+	},
+	{
+		Key: "q(call method: (identifier) @m (#match? @m \"^(permit|attr_accessible)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"permit",
+				"attr_accessible",
+			},
+		},
+	},
+	{
+		Key: "q(call receiver: (_) @r method: (identifier) @m (#match? @r \"(MD5|SHA1)$\") (#match? @m \"^(hexdigest|digest|base64digest)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"hexdigest",
+				"digest",
+				"base64digest",
+			},
+		},
+	},
+	{
+		Key: "q(call receiver: (_) @r method: (identifier) @m arguments: (argument_list . (string) @s) (#match? @r \"Cipher$\") (#eq? @m \"new\") (#match? @s \"(?i)^.(des|rc4|rc2|bf|blowfish|cast|idea|seed)|ecb\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher",
+			},
+		},
+	},
+	{
+		Key: "q(call receiver: (scope_resolution name: (constant) @c) method: (identifier) @m arguments: (argument_list . (integer) @n .) (#match? @c \"^(RSA|DSA)$\") (#match? @m \"^(new|generate)$\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"RSA",
+				"DSA",
 			},
 		},
 	},
@@ -14046,6 +14353,65 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(call_expression (navigation_expression (navigation_suffix (simple_identifier) @n)) (call_suffix (annotated_lambda (lambda_literal (statements . (boolean_literal) @b .)))) (#match? @n \"(?i)hostnameverifier$\") (#eq? @b \"true\")) @match\n(call_expression (navigation_expression (navigation_suffix (simple_identifier) @n)) (call_suffix (value_arguments (value_argument (lambda_literal (statements . (boolean_literal) @b .))))) (#match? @n \"(?i)hostnameverifier$\") (#eq? @b \"true\")) @match\n(navigation_expression (simple_identifier) @o (#match? @o \"^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy)$\")) @match\n(call_expression (simple_identifier) @o (#match? @o \"^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy|AllowAllHostnameVerifier)$\")) @match\n(navigation_expression (navigation_suffix (simple_identifier) @f) (#eq? @f \"ALLOW_ALL_HOSTNAME_VERIFIER\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"true",
+				"true",
+				"NoopHostnameVerifier",
+				"TrustAllStrategy",
+				"TrustSelfSignedStrategy",
+				"NoopHostnameVerifier",
+				"TrustAllStrategy",
+				"TrustSelfSignedStrategy",
+				"AllowAllHostnameVerifier",
+				"ALLOW_ALL_HOSTNAME_VERIFIER",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression (navigation_expression (navigation_suffix (simple_identifier) @n)) (call_suffix (value_arguments . (value_argument (boolean_literal) @b) .)) (#match? @n \"^(setSecure|setHttpOnly)$\") (#eq? @b \"false\")) @match\n(assignment (directly_assignable_expression (simple_identifier) @o (navigation_suffix (simple_identifier) @n)) (boolean_literal) @b (#match? @o \"(?i)cookie$\") (#match? @n \"^(secure|isHttpOnly|httpOnly)$\") (#eq? @b \"false\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setSecure",
+				"setHttpOnly",
+				"secure",
+				"isHttpOnly",
+				"httpOnly",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression (navigation_expression) @n (call_suffix (value_arguments . (value_argument (string_literal) @s))) (#match? @n \"Cipher\\\\.getInstance$\") (#match? @s \"(?i)^\\\"rsa/[^/\\\"]*/nopadding\\\"$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher.getInstance",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression (navigation_expression) @n (call_suffix (value_arguments . (value_argument (string_literal) @s))) (#match? @n \"^(Cipher|KeyGenerator|SecretKeyFactory)\\\\.getInstance$\") (#match? @s \"(?i)^\\\"(des|desede|tripledes|3des|rc4|arcfour|rc2|blowfish|aes|[a-z0-9]+/ecb/[^\\\"]*|des[^\\\"]*|rc4[^\\\"]*|blowfish[^\\\"]*)\\\"$\") (#not-match? @s \"(?i)^\\\"rsa\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher.getInstance",
+				"KeyGenerator.getInstance",
+				"SecretKeyFactory.getInstance",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression (simple_identifier) @t (#match? @t \"^(ObjectInputStream|XMLDecoder)$\")) @match\n(call_expression (navigation_expression (navigation_suffix (simple_identifier) @n)) (#match? @n \"^(enableDefaultTyping|activateDefaultTyping|fromXML)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"ObjectInputStream",
+				"XMLDecoder",
+				"enableDefaultTyping",
+				"activateDefaultTyping",
+				"fromXML",
+			},
+		},
+	},
+	{
 		Key: "q(call_expression [(simple_identifier) @t (navigation_expression (navigation_suffix (simple_identifier) @t))] (call_suffix (value_arguments) @va) (#eq? @t \"NullCipher\") (#eq? @va \"()\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -14054,10 +14420,105 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(call_expression function: (_) @f (#match? @f \"(?i)((^|\\\\.)(md5|sha1)|createHash\\\\(.*\\\\)\\\\.update|createHmac\\\\(.*\\\\)\\\\.update)$\")) @match\n",
+	},
+	{
+		Key: "q(call_expression function: (identifier) @f arguments: (arguments (object) @o) (#eq? @f \"cors\") (#match? @o \"credentials\\\\s*:\\\\s*true\") (#match? @o \"origin\\\\s*:\\\\s*(true|[\\\"'`]\\\\*[\\\"'`])\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"credentials",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression object: (identifier) @o property: (property_identifier) @f) (#match? @o \"(?i)^(jwt|jsonwebtoken|jose|jws)$\") (#match? @f \"^(verify|decode)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"verify",
+				"decode",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression property: (property_identifier) @f) (#match? @f \"^(chmod|chmodSync|fchmod|fchmodSync|lchmod|lchmodSync)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"chmodSync",
+				"fchmod",
+				"fchmodSync",
+				"lchmod",
+				"lchmodSync",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression property: (property_identifier) @f) arguments: (arguments (_) (object (pair key: (_) @k value: (true)))) (#match? @f \"^(parseXml|parseXmlString|parseXmlAsync)$\") (#match? @k \"^[\\\"']?noent[\\\"']?$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"parseXml",
+				"parseXmlString",
+				"parseXmlAsync",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression property: (property_identifier) @f) arguments: (arguments (object (pair key: (_) @k value: (false)))) (#match? @f \"^(cookie|setCookie)$\") (#match? @k \"^[\\\"']?(secure|httpOnly|httponly)[\\\"']?$\")) @match\n(pair key: (_) @c value: (object (pair key: (_) @k value: (false))) (#match? @c \"^[\\\"']?cookie[\\\"']?$\") (#match? @k \"^[\\\"']?(secure|httpOnly|httponly)[\\\"']?$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+				"setCookie",
+				"cookie",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression property: (property_identifier) @f) arguments: (arguments . (string) @h . (_) @v) (#match? @f \"^(setHeader|header|set|append)$\") (#match? @h \"(?i)^.access-control-allow-origin.$\") (#match? @v \"(?i)(headers\\\\.origin|headers\\\\[[\\\"']origin[\\\"']\\\\]|(header|get)\\\\([\\\"']origin[\\\"']\\\\))\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setHeader",
+				"header",
+				"set",
+				"append",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (member_expression property: (property_identifier) @f) arguments: (arguments . (string) @s) (#match? @f \"^create(Cipheriv|Decipheriv)$\") (#match? @s \"(?i)^.(des|rc4|rc2|bf|blowfish|cast|idea|seed)|ecb\")) @match\n(call_expression function: (member_expression object: (identifier) @o property: (property_identifier) @f) (#eq? @o \"crypto\") (#match? @f \"^create(Cipher|Decipher)$\")) @match\n(member_expression object: (member_expression object: (identifier) @o property: (property_identifier) @p) (#eq? @o \"CryptoJS\") (#match? @p \"^(DES|TripleDES|RC4|RC4Drop)$\")) @match\n(member_expression object: (member_expression object: (identifier) @o property: (property_identifier) @p) property: (property_identifier) @e (#eq? @o \"CryptoJS\") (#eq? @p \"mode\") (#eq? @e \"ECB\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"createCipheriv",
+				"createDecipheriv",
+				"createCipher",
+				"createDecipher",
+				"CryptoJS",
+				"CryptoJS",
+			},
+		},
+	},
+	{
 		Key: "q(call_expression function: (selector_expression field: (field_identifier) @f) (#eq? @f \"ParseUnverified\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"ParseUnverified",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (selector_expression field: (field_identifier) @f) (#match? @f \"^(Chmod|Lchmod)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Chmod",
+				"Lchmod",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (selector_expression field: (field_identifier) @f) arguments: (argument_list . (interpreted_string_literal) @h . (_) @v) (#match? @f \"^(Set|Add)$\") (#match? @h \"(?i)^\\\"access-control-allow-origin\\\"$\") (#match? @v \"(?i)Header\\\\.Get\\\\(\\\"origin\\\"\\\\)|Header\\\\[\\\"Origin\\\"\\\\]|GetHeader\\\\(\\\"origin\\\"\\\\)\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Set",
+				"Add",
 			},
 		},
 	},
@@ -14075,10 +14536,95 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f) (#match? @p \"^(des|rc4|blowfish|rc2|cast5|tea|xtea)$\") (#match? @f \"^New\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"des",
+				"rc4",
+				"blowfish",
+				"rc2",
+				"cast5",
+				"tea",
+				"xtea",
+			},
+		},
+	},
+	{
+		Key: "q(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f) (#match? @p \"^(md5|sha1)$\") (#eq? @f \"Sum\")) @match\n(function_declaration name: (identifier) @n (#match? @n \"(?i)passw\")) @match\n",
+	},
+	{
+		Key: "q(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f) arguments: (argument_list . (_) . (int_literal) @n .) (#eq? @p \"rsa\") (#eq? @f \"GenerateKey\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"GenerateKey",
+			},
+		},
+	},
+	{
 		Key: "q(call_expression function: (selector_expression operand: (identifier) @p field: (field_identifier) @f) arguments: (argument_list . (interpreted_string_literal) @a . (nil) .) (#eq? @p \"http\") (#eq? @f \"ListenAndServe\") (#not-match? @a \"^\\\"(localhost|127\\\\.0\\\\.0\\\\.1|\\\\[::1\\\\]):\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"ListenAndServe",
+			},
+		},
+	},
+	{
+		Key: "q(class\n  superclass: (superclass (scope_resolution scope: (constant) @s name: (constant) @b))\n  (#eq? @s \"ActionController\") (#eq? @b \"Base\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"ActionController",
+			},
+		},
+	},
+	{
+		Key: "q(class_definition\n  name: (identifier) @meta\n  body: (block (expression_statement (assignment left: (identifier) @f) @report))\n  (#eq? @meta \"Meta\") (#match? @f \"^(fields|exclude)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"fields",
+				"exclude",
+			},
+		},
+	},
+	{
+		Key: "q(command name: (command_name) @n (#eq? @n \"chmod\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+			},
+		},
+	},
+	{
+		Key: "q(composite_literal type: (_) @t body: (literal_value (keyed_element (literal_element (identifier) @k) (literal_element (false)))) (#match? @t \"(^|\\\\.)Cookie$|^sessions\\\\.Options$\") (#match? @k \"^(Secure|HttpOnly)$\")) @match\n(call_expression function: (selector_expression field: (field_identifier) @f) arguments: (argument_list) @a (#eq? @f \"SetCookie\") (#match? @a \",\\\\s*false\\\\s*,\\\\s*\\\\w+\\\\s*\\\\)$|,\\\\s*\\\\w+\\\\s*,\\\\s*false\\\\s*\\\\)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Cookie",
+				"sessions.Options",
+				"SetCookie",
+			},
+		},
+	},
+	{
+		Key: "q(composite_literal type: (qualified_type) @t body: (literal_value) (#match? @t \"^(http\\\\.Cookie|sessions\\\\.Options)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"http.Cookie",
+				"sessions.Options",
+			},
+		},
+	},
+	{
+		Key: "q(composite_literal type: (qualified_type) @t body: (literal_value) @b (#match? @t \"^cors\\\\.(Options|Config)$\") (#match? @b \"AllowCredentials:\\\\s*true\") (#match? @b \"Allow(ed)?Origins:\\\\s*\\\\[\\\\]string\\\\{\\\\s*\\\"\\\\*\\\"|AllowAllOrigins:\\\\s*true|AllowOriginFunc:\\\\s*func\\\\([^)]*\\\\)\\\\s*bool\\\\s*\\\\{\\\\s*return\\\\s+true\\\\s*\\\\}\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"AllowCredentials:",
+			},
+		},
+	},
+	{
+		Key: "q(decorated_definition\n  (decorator [(identifier) @d (attribute attribute: (identifier) @d)])\n  (#eq? @d \"csrf_exempt\")\n  definition: (function_definition)) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"csrf_exempt",
 			},
 		},
 	},
@@ -14142,6 +14688,44 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(function_call_expression function: (name) @f (#match? @f \"^(md5|sha1)$\")) @match\n(function_call_expression function: (name) @f arguments: (arguments . (argument (string) @s)) (#eq? @f \"hash\") (#match? @s \"(?i)^.(md5|sha1).$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"md5",
+				"sha1",
+				"hash",
+			},
+		},
+	},
+	{
+		Key: "q(function_call_expression function: (name) @f arguments: (arguments (argument (array_creation_expression (array_element_initializer (string) @k (boolean) @v)))) (#match? @f \"^(setcookie|setrawcookie|session_set_cookie_params)$\") (#match? @k \"(?i)^.(secure|httponly).$\") (#match? @v \"(?i)^false$\")) @match\n(function_call_expression function: (name) @f arguments: (arguments . (argument (string) @k) . (argument) @v) (#eq? @f \"ini_set\") (#match? @k \"^.session\\\\.cookie_(secure|httponly).$\") (#match? @v \"(?i)^(false|0|'0'|\\\"0\\\"|'off'|\\\"off\\\")$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setcookie",
+				"setrawcookie",
+				"session_set_cookie_params",
+				"session.cookie_secure",
+				"session.cookie_httponly",
+			},
+		},
+	},
+	{
+		Key: "q(function_call_expression function: (name) @f arguments: (arguments (argument) . (argument (string) @s)) (#match? @f \"^openssl_(en|de)crypt$\") (#match? @s \"(?i)^.(des|rc4|rc2|bf|blowfish|cast5|idea|seed)|ecb\")) @match\n((name) @match (#match? @match \"^MCRYPT_(DES|3DES|TRIPLEDES|RC2|ARCFOUR|BLOWFISH|MODE_ECB)$\"))\n",
+		Out: derivedLits{
+			Lits: []string{
+				"openssl_encrypt",
+				"openssl_decrypt",
+				"MCRYPT_DES",
+				"MCRYPT_3DES",
+				"MCRYPT_TRIPLEDES",
+				"MCRYPT_RC2",
+				"MCRYPT_ARCFOUR",
+				"MCRYPT_BLOWFISH",
+				"MCRYPT_MODE_ECB",
+			},
+		},
+	},
+	{
 		Key: "q(function_call_expression function: (name) @f arguments: (arguments . (argument . [(variable_name) (subscript_expression) (function_call_expression) (member_access_expression) (member_call_expression) (scoped_call_expression) (binary_expression) (encapsed_string)]) .) (#match? @f \"^(maybe_)?unserialize$\")) @match\n(function_call_expression function: (name) @f arguments: (arguments (argument) (argument) @o) (#eq? @f \"unserialize\") (#not-match? @o \"allowed_classes\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -14149,6 +14733,28 @@ var derivedSnapshot = []derivedEntry{
 				"unserialize",
 			},
 		},
+	},
+	{
+		Key: "q(function_call_expression function: (name) @f arguments: (arguments . (argument) @a) (#eq? @f \"header\") (#match? @a \"(?i)^[\\\"']access-control-allow-origin:.*HTTP_ORIGIN\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"header",
+			},
+		},
+	},
+	{
+		Key: "q(function_declaration (simple_identifier) @n (function_body) @b (#eq? @n \"checkServerTrusted\") (#match? @b \"^\\\\{[^;()=]*\\\\}$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"checkServerTrusted",
+			},
+		},
+	},
+	{
+		Key: "q(function_declaration name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(method_declaration name: (field_identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n",
+	},
+	{
+		Key: "q(function_declaration) @match\n",
 	},
 	{
 		Key: "q(invocation_expression\n  function: (member_access_expression expression: (identifier) @p name: (identifier) @s)\n  arguments: (argument_list (argument) @arg)\n  (#eq? @p \"Process\") (#eq? @s \"Start\")) @sink\n(object_creation_expression\n  type: (identifier) @t\n  arguments: (argument_list (argument) @arg)\n  (#eq? @t \"ProcessStartInfo\")) @sink\n(assignment_expression\n  left: (member_access_expression name: (identifier) @p)\n  right: (_) @arg\n  (#match? @p \"^(Arguments|FileName)$\")) @sink\n",
@@ -14166,6 +14772,18 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"Process",
+			},
+		},
+	},
+	{
+		Key: "q(invocation_expression function: (member_access_expression expression: (identifier) @o name: (identifier) @n) (#match? @o \"^(DES|TripleDES|RC2)$\") (#eq? @n \"Create\")) @match\n(object_creation_expression type: (identifier) @t (#match? @t \"^(DES|TripleDES|RC2)CryptoServiceProvider$\")) @match\n(member_access_expression expression: (identifier) @o name: (identifier) @n (#eq? @o \"CipherMode\") (#eq? @n \"ECB\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Create",
+				"DESCryptoServiceProvider",
+				"TripleDESCryptoServiceProvider",
+				"RC2CryptoServiceProvider",
+				"CipherMode",
 			},
 		},
 	},
@@ -14199,6 +14817,58 @@ var derivedSnapshot = []derivedEntry{
 				"InsecureSkipVerify",
 			},
 		},
+	},
+	{
+		Key: "q(keyword_argument name: (identifier) @k value: [(attribute attribute: (identifier) @a) (identifier) @a] (#eq? @k \"cert_reqs\") (#eq? @a \"CERT_OPTIONAL\")) @match\n(keyword_argument name: (identifier) @k value: (string) @s (#eq? @k \"cert_reqs\") (#match? @s \"^[\\\"']CERT_OPTIONAL[\\\"']$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"CERT_OPTIONAL",
+				"CERT_OPTIONAL\"",
+				"CERT_OPTIONAL'",
+			},
+		},
+	},
+	{
+		Key: "q(member_expression object: (identifier) @o property: (property_identifier) @p (#eq? @o \"JWK\") (#eq? @p \"None\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"None",
+			},
+		},
+	},
+	{
+		Key: "q(method\n  body: (body_statement\n    (call\n      method: (identifier) @m\n      arguments: (argument_list\n        (pair key: [(hash_key_symbol) (simple_symbol)] @k\n          value: [(string (interpolation)) (binary left: (string) operator: \"%\") (call method: (identifier) @f)]))) @report)\n  (#eq? @m \"render\")\n  (#match? @k \"^:?(inline|text)$\")) @match\n(call\n  method: (identifier) @m2\n  arguments: (argument_list\n    (pair key: [(hash_key_symbol) (simple_symbol)] @k2\n      value: [(string (interpolation)) (binary left: (string) operator: \"%\")]))\n  (#eq? @m2 \"render\")\n  (#match? @k2 \"^:?(inline|text)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"render",
+				"render",
+			},
+		},
+	},
+	{
+		Key: "q(method_declaration\n  parameters: (parameter_list (parameter type: (identifier) @t name: (identifier) @p))\n  body: (block\n    (return_statement\n      (invocation_expression\n        function: (identifier) @v\n        arguments: (argument_list (argument) (argument (identifier) @a))) @report))\n  (#eq? @v \"View\") (#eq? @a @p) (#match? @t \"Model$\")) @match\n(local_function_statement\n  parameters: (parameter_list (parameter type: (identifier) @t name: (identifier) @p))\n  body: (block\n    (return_statement\n      (invocation_expression\n        function: (identifier) @v\n        arguments: (argument_list (argument) (argument (identifier) @a))) @report))\n  (#eq? @v \"View\") (#eq? @a @p) (#match? @t \"Model$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Model",
+				"Model",
+			},
+		},
+	},
+	{
+		Key: "q(method_declaration name: (identifier) @n body: (block) @b (#eq? @n \"checkServerTrusted\") (#match? @b \"^\\\\{(?:\\\\s|//[^\\\\n]*|/\\\\*(?s:.)*?\\\\*/)*\\\\}$\")) @match\n(class_body\n  (method_declaration name: (identifier) @n body: (block) @b (#eq? @n \"checkServerTrusted\") (#match? @b \"^\\\\{(?:\\\\s|//[^\\\\n]*|/\\\\*(?s:.)*?\\\\*/)*\\\\}$\"))\n  [(method_declaration name: (identifier) @c body: (block) @cb (#eq? @c \"checkClientTrusted\") (#match? @cb \"^\\\\{(?:\\\\s|//[^\\\\n]*|/\\\\*(?s:.)*?\\\\*/)*\\\\}$\"))\n   (method_declaration name: (identifier) @g body: (block . (return_statement (null_literal)) .) (#eq? @g \"getAcceptedIssuers\"))] @report) @match\n(class_body\n  [(method_declaration name: (identifier) @c body: (block) @cb (#eq? @c \"checkClientTrusted\") (#match? @cb \"^\\\\{(?:\\\\s|//[^\\\\n]*|/\\\\*(?s:.)*?\\\\*/)*\\\\}$\"))\n   (method_declaration name: (identifier) @g body: (block . (return_statement (null_literal)) .) (#eq? @g \"getAcceptedIssuers\"))] @report\n  (method_declaration name: (identifier) @n body: (block) @b (#eq? @n \"checkServerTrusted\") (#match? @b \"^\\\\{(?:\\\\s|//[^\\\\n]*|/\\\\*(?s:.)*?\\\\*/)*\\\\}$\"))) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"checkServerTrusted",
+				"checkServerTrusted",
+				"checkClientTrusted",
+			},
+		},
+	},
+	{
+		Key: "q(method_declaration) (constructor_declaration) (static_initializer)",
+	},
+	{
+		Key: "q(method_declaration) @match\n",
 	},
 	{
 		Key: "q(method_invocation\n  name: (identifier) @m\n  arguments: (argument_list . (_) @arg)\n  (#match? @m \"^(executeQuery|executeUpdate|executeLargeUpdate|execute|addBatch|prepareStatement|prepareCall|createQuery|createNativeQuery|createSQLQuery|nativeQuery|queryForObject|queryForList|queryForMap|queryForRowSet|queryForStream|query|update|batchUpdate|preparedQuery)$\")) @sink\n(method_invocation\n  name: (identifier) @m\n  arguments: (argument_list (_) @arg)\n  (#eq? @m \"newQuery\")) @sink\n(method_invocation\n  object: (identifier) @u\n  name: (identifier) @m\n  arguments: (argument_list . (_) @arg)\n  (#match? @u \"^(BatchUpdateUtils|NamedParameterBatchUpdateUtils)$\")\n  (#eq? @m \"executeBatchUpdate\")) @sink\n(object_creation_expression\n  type: (type_identifier) @t\n  arguments: (argument_list . (_) @arg)\n  (#match? @t \"^(PreparedStatementCreatorFactory|SqlQuery|SqlUpdate|BatchSqlUpdate)$\")) @sink\n",
@@ -14245,6 +14915,16 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(method_invocation\n  object: (method_invocation name: (identifier) @c (#eq? @c \"csrf\"))\n  name: (identifier) @d (#eq? @d \"disable\")) @match\n(method_invocation\n  name: (identifier) @c2 (#eq? @c2 \"csrf\")\n  arguments: (argument_list (lambda_expression body: (method_invocation name: (identifier) @d2 (#eq? @d2 \"disable\"))))) @match\n(method_invocation\n  name: (identifier) @c3 (#eq? @c3 \"csrf\")\n  arguments: (argument_list (method_reference (_) (identifier) @d3 (#eq? @d3 \"disable\")))) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"disable",
+				"disable",
+				"disable",
+			},
+		},
+	},
+	{
 		Key: "q(method_invocation\n  object: [(method_invocation name: (identifier) @g (#eq? @g \"getRuntime\")) (identifier) @g]\n  name: (identifier) @e\n  arguments: (argument_list . (_) @arg)\n  (#match? @g \"^(getRuntime|rt|runtime|Runtime)$\")\n  (#eq? @e \"exec\")) @sink\n(argument_list . (string_literal) @sh . (string_literal) @c . (_) @code\n  (#match? @sh \"^\\\"(/usr)?(/bin/)?(ba|z|k|da)?sh(\\\\.exe)?\\\"$|^\\\"cmd(\\\\.exe)?\\\"$\")\n  (#match? @c \"^\\\"(-[a-z]*c|/c|/C)\\\"$\")) @sink\n(array_initializer . (string_literal) @sh . (string_literal) @c . (_) @code\n  (#match? @sh \"^\\\"(/usr)?(/bin/)?(ba|z|k|da)?sh(\\\\.exe)?\\\"$|^\\\"cmd(\\\\.exe)?\\\"$\")\n  (#match? @c \"^\\\"(-[a-z]*c|/c|/C)\\\"$\")) @sink\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -14257,12 +14937,71 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(method_invocation name: (identifier) @f arguments: (argument_list . (string_literal) @h . (_) @v) (#match? @f \"^(setHeader|addHeader|header)$\") (#match? @h \"(?i)^\\\"access-control-allow-origin\\\"$\") (#match? @v \"(?i)getHeader\\\\(\\\\s*\\\"origin\\\"\\\\s*\\\\)\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setHeader",
+				"addHeader",
+				"header",
+			},
+		},
+	},
+	{
+		Key: "q(method_invocation name: (identifier) @n (#match? @n \"^(setWritable|setPosixFilePermissions|fromString|add)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setWritable",
+				"setPosixFilePermissions",
+				"fromString",
+				"add",
+			},
+		},
+	},
+	{
+		Key: "q(method_invocation name: (identifier) @n arguments: (argument_list . (false) .) (#match? @n \"^(setSecure|setHttpOnly|secure|httpOnly)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"setSecure",
+				"setHttpOnly",
+				"secure",
+				"httpOnly",
+			},
+		},
+	},
+	{
+		Key: "q(method_invocation name: (identifier) @n arguments: (argument_list . (string_literal) @s) (#eq? @n \"getInstance\") (#match? @s \"(?i)^\\\"rsa/[^/\\\"]*/nopadding\\\"$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"getInstance",
+			},
+		},
+	},
+	{
 		Key: "q(method_invocation object: (field_access field: (identifier) @o) name: (identifier) @n arguments: (argument_list . (string_literal) @s) (#eq? @o \"Cipher\") (#eq? @n \"getInstance\") (#match? @s \"(?i)^\\\"(des|desede|tripledes|3des|rc4|arcfour|rc2|blowfish|aes|[a-z0-9]+/ecb/[^\\\"]*|des[^\\\"]*|rc4[^\\\"]*|blowfish[^\\\"]*)\\\"$\") (#not-match? @s \"(?i)^\\\"rsa\")) @match\n(method_invocation object: (field_access field: (identifier) @o) name: (identifier) @n arguments: (argument_list . (string_literal) @s) (#match? @o \"^(KeyGenerator|SecretKeyFactory)$\") (#eq? @n \"getInstance\") (#match? @s \"(?i)^\\\"(des|desede|tripledes|3des|rc4|arcfour|rc2|blowfish)\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"getInstance",
 				"KeyGenerator",
 				"SecretKeyFactory",
+			},
+		},
+	},
+	{
+		Key: "q(method_invocation object: (identifier) @o name: (identifier) @n arguments: (argument_list . (string_literal) @s) (#eq? @o \"Cipher\") (#eq? @n \"getInstance\") (#match? @s \"(?i)^\\\"(des|desede|tripledes|3des|rc4|arcfour|rc2|blowfish|aes|[a-z0-9]+/ecb/[^\\\"]*|des[^\\\"]*|rc4[^\\\"]*|blowfish[^\\\"]*)\\\"$\") (#not-match? @s \"(?i)^\\\"rsa\")) @match\n(method_invocation object: (identifier) @o name: (identifier) @n arguments: (argument_list . (string_literal) @s) (#match? @o \"^(KeyGenerator|SecretKeyFactory)$\") (#eq? @n \"getInstance\") (#match? @s \"(?i)^\\\"(des|desede|tripledes|3des|rc4|arcfour|rc2|blowfish)\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"getInstance",
+				"KeyGenerator",
+				"SecretKeyFactory",
+			},
+		},
+	},
+	{
+		Key: "q(module (expression_statement (assignment left: (subscript value: (attribute attribute: (identifier) @c) subscript: (string) @k) right: (true))) @match (#eq? @c \"config\") (#match? @k \"^.TESTING.$\"))\n(module (expression_statement (call function: (attribute object: (attribute attribute: (identifier) @c) attribute: (identifier) @u) arguments: (argument_list (keyword_argument name: (identifier) @k value: (true))))) @match (#eq? @c \"config\") (#eq? @u \"update\") (#eq? @k \"TESTING\"))\n",
+		Out: derivedLits{
+			Lits: []string{
+				"TESTING",
+				"TESTING",
 			},
 		},
 	},
@@ -14305,6 +15044,33 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(object_creation_expression type: (_) @t (#match? @t \"^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy|AllowAllHostnameVerifier)$\")) @match\n(field_access object: (identifier) @o (#match? @o \"^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy)$\")) @match\n(field_access field: (identifier) @f (#eq? @f \"ALLOW_ALL_HOSTNAME_VERIFIER\")) @match\n(method_invocation name: (identifier) @n arguments: (argument_list (lambda_expression body: [(true) (block . (return_statement (true)) .)])) (#match? @n \"(?i)hostnameverifier$\")) @match\n(method_declaration name: (identifier) @n parameters: (formal_parameters (formal_parameter type: (_) @t1) (formal_parameter type: (_) @t2)) body: (block . (return_statement (true)) .) (#eq? @n \"verify\") (#eq? @t2 \"SSLSession\")) @match\n",
+	},
+	{
+		Key: "q(object_creation_expression type: (_) @t (#match? @t \"^(java\\\\.io\\\\.)?(ObjectInputStream|XMLDecoder)$\")) @match\n(method_invocation name: (identifier) @n (#match? @n \"^(enableDefaultTyping|activateDefaultTyping|activateDefaultTypingAsProperty)$\")) @match\n(method_invocation name: (identifier) @n (#eq? @n \"fromXML\")) @match\n(method_declaration parameters: (formal_parameters (formal_parameter type: (type_identifier) @t name: (identifier) @p)) body: (block (_ (method_invocation object: (identifier) @o name: (identifier) @n arguments: (argument_list) @match))) (#eq? @t \"ObjectInputStream\") (#match? @n \"^(readObject|readUnshared)$\"))\n",
+		Out: derivedLits{
+			Lits: []string{
+				"ObjectInputStream",
+				"XMLDecoder",
+				"enableDefaultTyping",
+				"activateDefaultTyping",
+				"activateDefaultTypingAsProperty",
+				"fromXML",
+				"ObjectInputStream",
+			},
+		},
+	},
+	{
+		Key: "q(object_creation_expression type: (identifier) @t initializer: (initializer_expression (assignment_expression left: (identifier) @k right: (boolean_literal) @v)) (#match? @t \"Cookie\") (#match? @k \"^(Secure|HttpOnly)$\") (#eq? @v \"false\")) @match\n(assignment_expression left: (member_access_expression name: (identifier) @k) right: (boolean_literal) @v (#match? @k \"^(Secure|HttpOnly)$\") (#eq? @v \"false\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Cookie",
+				"Secure",
+				"HttpOnly",
+			},
+		},
+	},
+	{
 		Key: "q(object_creation_expression type: (type_identifier) @t arguments: (argument_list . (_) @code .)\n  (#eq? @t \"ProcessBuilder\")) @sink\n(method_invocation object: (identifier) @o name: (identifier) @n arguments: (argument_list . (_) @code .)\n  (#match? @o \"(?i)(builder|pb)$\") (#eq? @n \"command\")) @sink\n(method_invocation\n  object: [(method_invocation name: (identifier) @g (#eq? @g \"getRuntime\")) (identifier) @g]\n  name: (identifier) @e\n  arguments: (argument_list . (_) @code)\n  (#match? @g \"^(getRuntime|rt|runtime|r)$\")\n  (#eq? @e \"exec\")) @sink\n",
 		Out: derivedLits{
 			Lits: []string{
@@ -14315,12 +15081,95 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "q(object_creation_expression type: (type_identifier) @t arguments: (argument_list) @a (#eq? @t \"Yaml\") (#eq? @a \"()\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Yaml",
+			},
+		},
+	},
+	{
 		Key: "q(object_creation_expression type: [(type_identifier) @t (scoped_type_identifier (type_identifier) @t .)] (#eq? @t \"NullCipher\")) @match\n",
 		Out: derivedLits{
 			Lits: []string{
 				"NullCipher",
 			},
 		},
+	},
+	{
+		Key: "q(pair key: (_) @k value: (false) (#match? @k \"^[\\\"']?(rejectUnauthorized|strictSSL)[\\\"']?$\")) @match\n(assignment_expression left: (member_expression property: (property_identifier) @k) right: (false) (#match? @k \"^(rejectUnauthorized|strictSSL)$\")) @match\n(assignment_expression left: (member_expression property: (property_identifier) @k) right: [(number) (string) (template_string)] @v (#eq? @k \"NODE_TLS_REJECT_UNAUTHORIZED\") (#match? @v \"^[\\\"'`]?0[\\\"'`]?$\")) @match\n(assignment_expression left: (subscript_expression index: (_) @k) right: [(number) (string) (template_string)] @v (#match? @k \"^[\\\"'`]NODE_TLS_REJECT_UNAUTHORIZED[\\\"'`]$\") (#match? @v \"^[\\\"'`]?0[\\\"'`]?$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"rejectUnauthorized",
+				"strictSSL",
+				"rejectUnauthorized",
+				"strictSSL",
+				"NODE_TLS_REJECT_UNAUTHORIZED",
+				"NODE_TLS_REJECT_UNAUTHORIZED\"",
+				"NODE_TLS_REJECT_UNAUTHORIZED'",
+				"NODE_TLS_REJECT_UNAUTHORIZED`",
+			},
+		},
+	},
+	{
+		Key: "q(property_declaration (variable_declaration (simple_identifier) @n) (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(function_declaration (simple_identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n",
+	},
+	{
+		Key: "q(return_statement\n  [(call function: [(identifier) @fn (attribute attribute: (identifier) @fn)]\n     arguments: (argument_list . [(string) @t (binary_operator right: (string) @t) (call function: (attribute object: (string) @t))] . (_)))\n   (expression_list . (call function: [(identifier) @fn (attribute attribute: (identifier) @fn)]\n     arguments: (argument_list . [(string) @t (binary_operator right: (string) @t) (call function: (attribute object: (string) @t))] . (_))))]\n  (#eq? @fn \"render_template\")\n  (#not-match? @t \"\\\\.(?:html?|xml|xhtml|svg)[\\\"']$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"render_template",
+			},
+		},
+	},
+	{
+		Key: "q(selector_expression operand: (identifier) @o field: (field_identifier) @f (#eq? @o \"jwt\") (#match? @f \"^(SigningMethodNone|UnsafeAllowNoneSignatureType)$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"SigningMethodNone",
+				"UnsafeAllowNoneSignatureType",
+			},
+		},
+	},
+	{
+		Key: "q(statement_block\n  (expression_statement\n    (assignment_expression\n      left: (identifier) @x\n      right: (subscript_expression object: (identifier) @x2 index: (identifier))) @report)\n  (#eq? @x @x2)) @match\n(assignment_expression\n  left: (identifier) @x\n  right: (binary_expression\n    left: (subscript_expression object: (identifier) @x2 index: (identifier))\n    right: (parenthesized_expression\n      (assignment_expression left: (subscript_expression object: (identifier) @x3) right: (object))))\n  (#eq? @x @x2) (#eq? @x @x3)) @match\n",
+	},
+	{
+		Key: "q(statements\n  (property_declaration (variable_declaration (simple_identifier) @g) (call_expression (navigation_expression (simple_identifier) @k (navigation_suffix (simple_identifier) @gi)) (call_suffix (value_arguments . (value_argument (string_literal) @s))))) @report\n  (call_expression (navigation_expression (simple_identifier) @g2 (navigation_suffix (simple_identifier) @in)) (call_suffix (value_arguments . (value_argument (integer_literal) @n))))\n  (#eq? @k \"KeyPairGenerator\") (#eq? @gi \"getInstance\") (#match? @s \"^\\\"(RSA|DSA|DH|DiffieHellman)\\\"$\") (#eq? @g @g2) (#eq? @in \"initialize\") (#match? @n \"^(\\\\d{1,3}|1\\\\d{3}|20[0-3]\\\\d|204[0-7])$\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"KeyPairGenerator",
+			},
+		},
+	},
+	{
+		Key: "q(variable_declarator name: (identifier) @l value: (call_expression) (#match? @l \"(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$\")) @match\n(assignment_expression left: [(identifier) (member_expression)] @l right: (call_expression) (#match? @l \"(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$\")) @match\n",
+	},
+	{
+		Key: "q(variable_declarator name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(assignment_expression left: [(identifier) @n (member_expression property: (property_identifier) @n)] (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(pair key: (_) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)[\\\"']?$\")) @match\n(function_declaration name: (identifier) @n body: (statement_block (return_statement) @match) (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\"))\n(method_definition name: (property_identifier) @n body: (statement_block (return_statement) @match) (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\"))\n",
+	},
+	{
+		Key: "q(variable_declarator name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n(method_declaration name: (identifier) @n (#match? @n \"(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$\")) @match\n",
+	},
+	{
+		Key: "q(variable_declarator name: (identifier) @v value: [(array_initializer . [(decimal_integer_literal) (hex_integer_literal) (cast_expression value: [(decimal_integer_literal) (hex_integer_literal)])]) (array_creation_expression value: (array_initializer . [(decimal_integer_literal) (hex_integer_literal) (cast_expression value: [(decimal_integer_literal) (hex_integer_literal)])]))] (#match? @v \"^(?:[iI][vV]|[nN]once|NONCE)(?:\\\\d*|Bytes|BYTES|_?\\\\d+)$|(?:[a-z0-9]IV|[a-z0-9]Iv|[a-z0-9]Nonce|_IV|_NONCE|_iv|_nonce)(?:\\\\d*|Bytes|BYTES)$\")) @match\n",
+	},
+	{
+		Key: "q(variable_declarator value: (method_invocation object: (identifier) @o name: (identifier) @n) (#eq? @o \"Algorithm\") (#eq? @n \"none\")) @match\n(assignment_expression right: (method_invocation object: (identifier) @o name: (identifier) @n) (#eq? @o \"Algorithm\") (#eq? @n \"none\")) @match\n(method_invocation arguments: (argument_list (method_invocation object: (identifier) @o name: (identifier) @n)) (#eq? @o \"Algorithm\") (#eq? @n \"none\")) @match\n(method_invocation object: (_) @chain name: (identifier) @n (#eq? @n \"compact\") (#match? @chain \"^Jwts\\\\s*\\\\.\\\\s*builder\\\\s*\\\\(\") (#not-match? @chain \"\\\\.signWith\\\\s*\\\\(\")) @match\n",
+		Out: derivedLits{
+			Lits: []string{
+				"Algorithm",
+				"Algorithm",
+				"Algorithm",
+				"compact",
+			},
+		},
+	},
+	{
+		Key: "q[(method_declaration) (constructor_declaration) (static_initializer)] @match\n",
+	},
+	{
+		Key: "q[(method_declaration) (constructor_declaration) (static_initializer)] @match\n(class_body\n  (field_declaration declarator: (variable_declarator value: (method_invocation name: (identifier) @c)))\n  (method_declaration body: (block [\n    (expression_statement (method_invocation name: (identifier) @u))\n    (local_variable_declaration declarator: (variable_declarator value: (method_invocation name: (identifier) @u)))\n    (expression_statement (assignment_expression right: (method_invocation name: (identifier) @u)))\n    (return_statement (method_invocation name: (identifier) @u))] @report))\n  (#match? @c \"^(newInstance|newFactory|newDefaultFactory|newDefaultInstance)$\")\n  (#match? @u \"^(newDocumentBuilder|newSAXParser|createXMLStreamReader|createXMLEventReader|newSchema|getXMLReader)$\")) @match\n",
 	},
 	{
 		Key: "r1\x00(?i)\\bselect\\b[\\s\\S]*\\bfrom\\b|\\binsert\\s+into\\b|\\bupdate\\b[\\s\\S]*\\bset\\b|\\bdelete\\s+from\\b|\\bwhere\\b|\\border\\s+by\\b|\\b(?:create|drop|alter|truncate)\\s+table\\b|\\bunion\\b|\\{\\s*(?:\\?\\s*=\\s*)?call\\s",
@@ -15253,6 +16102,18 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(?i)((^|\\.)(md5|sha1)|createHash\\(.*\\)\\.update|createHmac\\(.*\\)\\.update)$",
+		Out: derivedLits{
+			Lits: []string{
+				"md5",
+				"sha1",
+				").update",
+				").update",
+			},
+			Fold: true,
+		},
+	},
+	{
 		Key: "r2\x00(?i)(?:\"\\s*(?:select\\s[^\"]*\\bfrom\\b|insert\\s+into\\b|update\\s+\\w+\\s+set\\b|delete\\s+from\\b|[^\"]*\\bwhere\\b[^\"]*(?:=|\\blike|\\bin\\s*\\())[^\"]*\"|'\\s*(?:select\\s[^']*\\bfrom\\b|insert\\s+into\\b|update\\s+\\w+\\s+set\\b|delete\\s+from\\b|[^']*\\bwhere\\b[^']*(?:=|\\blike|\\bin\\s*\\())[^']*')\\s*\\+\\s*[A-Za-z_$(]",
 		Out: derivedLits{
 			Lits: []string{
@@ -15279,6 +16140,29 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(?i)(^|[^a-z])(hashed_?)?(password|passwd|pwd|passphrase)(_?(hash|digest))?$",
+		Out: derivedLits{
+			Lits: []string{
+				"password",
+				"passwd",
+				"pwd",
+				"passphrase",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)(^|\\.)(md5|sha1|new)$",
+		Out: derivedLits{
+			Lits: []string{
+				"md5",
+				"sha1",
+				"new",
+			},
+			Fold: true,
+		},
+	},
+	{
 		Key: "r2\x00(?i)(^|_)(des3?|arc2|arc4|rc2|rc4|blowfish|bf|cast|xor)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -15291,6 +16175,16 @@ var derivedSnapshot = []derivedEntry{
 				"bf",
 				"cast",
 				"xor",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)(^|_)(rsa|dsa)$",
+		Out: derivedLits{
+			Lits: []string{
+				"rsa",
+				"dsa",
 			},
 			Fold: true,
 		},
@@ -15317,6 +16211,69 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(?i)(headers\\.origin|headers\\[[\"']origin[\"']\\]|(header|get)\\([\"']origin[\"']\\))",
+		Out: derivedLits{
+			Lits: []string{
+				"headers.origin",
+				"headers[\"origin\"]",
+				"headers[\"origin']",
+				"headers['origin\"]",
+				"headers['origin']",
+				"header(\"origin\")",
+				"header(\"origin')",
+				"header('origin\")",
+				"header('origin')",
+				"get(\"origin\")",
+				"get(\"origin')",
+				"get('origin\")",
+				"get('origin')",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)$",
+		Out: derivedLits{
+			Lits: []string{
+				"token",
+				"secret",
+				"assw",
+				"wd",
+				"nonce",
+				"salt",
+				"otp",
+				"api",
+				"session",
+				"csrf",
+				"reset",
+				"invite",
+				"verification",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)(token|secret|passw(or)?d|pwd|nonce|salt|otp|api_?key|session_?id|csrf|reset_?code|invite_?code|verification_?code)(_?(str|string|value|bytes|hex))?$",
+		Out: derivedLits{
+			Lits: []string{
+				"token",
+				"secret",
+				"assw",
+				"wd",
+				"nonce",
+				"salt",
+				"otp",
+				"api",
+				"session",
+				"csrf",
+				"reset",
+				"invite",
+				"verification",
+			},
+			Fold: true,
+		},
+	},
+	{
 		Key: "r2\x00(?i)<script\\b[^>]*>[^<]*\\{!\\s*\\$CurrentPage\\.parameters\\.",
 		Out: derivedLits{
 			Lits: []string{
@@ -15332,6 +16289,17 @@ var derivedSnapshot = []derivedEntry{
 				"actioncontroller::api",
 				"controller",
 				"module",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)Header\\.Get\\(\"origin\"\\)|Header\\[\"Origin\"\\]|GetHeader\\(\"origin\"\\)",
+		Out: derivedLits{
+			Lits: []string{
+				"header.get(\"origin\")",
+				"header[\"origin\"]",
+				"getheader(\"origin\")",
 			},
 			Fold: true,
 		},
@@ -15466,6 +16434,24 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(?i)^\"access-control-allow-origin\"$",
+		Out: derivedLits{
+			Lits: []string{
+				"\"access-control-allow-origin\"",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^\"rsa/[^/\"]*/nopadding\"$",
+		Out: derivedLits{
+			Lits: []string{
+				"/nopadding\"",
+			},
+			Fold: true,
+		},
+	},
+	{
 		Key: "r2\x00(?i)^(conn|connection|con|db|cur|cursor|pool)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -15476,6 +16462,93 @@ var derivedSnapshot = []derivedEntry{
 				"cur",
 				"cursor",
 				"pool",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^(false|0|'0'|\"0\"|'off'|\"off\")$",
+	},
+	{
+		Key: "r2\x00(?i)^(jwt|jsonwebtoken|jose|jws)$",
+		Out: derivedLits{
+			Lits: []string{
+				"jwt",
+				"jsonwebtoken",
+				"jose",
+				"jws",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^.(des|rc4|rc2|bf|blowfish|cast5|idea|seed)|ecb",
+		Out: derivedLits{
+			Lits: []string{
+				"des",
+				"rc2",
+				"rc4",
+				"bf",
+				"blowfish",
+				"cast5",
+				"idea",
+				"seed",
+				"ecb",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^.(des|rc4|rc2|bf|blowfish|cast|idea|seed)|ecb",
+		Out: derivedLits{
+			Lits: []string{
+				"des",
+				"rc2",
+				"rc4",
+				"bf",
+				"blowfish",
+				"cast",
+				"idea",
+				"seed",
+				"ecb",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^.(md5|sha1).$",
+		Out: derivedLits{
+			Lits: []string{
+				"md5",
+				"sha1",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^.(secure|httponly).$",
+		Out: derivedLits{
+			Lits: []string{
+				"secure",
+				"httponly",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^.access-control-allow-origin.$",
+		Out: derivedLits{
+			Lits: []string{
+				"access-control-allow-origin",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^[\"']access-control-allow-origin:.*HTTP_ORIGIN",
+		Out: derivedLits{
+			Lits: []string{
+				"access-control-allow-origin:",
 			},
 			Fold: true,
 		},
@@ -15508,6 +16581,24 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"method",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)^false$",
+		Out: derivedLits{
+			Lits: []string{
+				"false",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)cookie$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
 			},
 			Fold: true,
 		},
@@ -15551,6 +16642,35 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(?i)getHeader\\(\\s*\"origin\"\\s*\\)",
+		Out: derivedLits{
+			Lits: []string{
+				"getheader(",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)headers(\\.get\\(|\\[)\\s*[\"'](http_)?origin[\"']|META(\\.get\\(|\\[)\\s*[\"']HTTP_ORIGIN",
+		Out: derivedLits{
+			Lits: []string{
+				"headers.get(",
+				"headers[",
+				"http_origin",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)hostnameverifier$",
+		Out: derivedLits{
+			Lits: []string{
+				"hostnameverifier",
+			},
+			Fold: true,
+		},
+	},
+	{
 		Key: "r2\x00(?i)html",
 		Out: derivedLits{
 			Lits: []string{
@@ -15566,6 +16686,15 @@ var derivedSnapshot = []derivedEntry{
 				"mustache",
 				"handlebars",
 				"hogan",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00(?i)passw",
+		Out: derivedLits{
+			Lits: []string{
+				"passw",
 			},
 			Fold: true,
 		},
@@ -15671,6 +16800,43 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00(MD5|SHA1)$",
+		Out: derivedLits{
+			Lits: []string{
+				"MD5",
+				"SHA1",
+			},
+		},
+	},
+	{
+		Key: "r2\x00(^|\\.)Cookie$|^sessions\\.Options$",
+		Out: derivedLits{
+			Lits: []string{
+				"Cookie",
+				"sessions.Options",
+			},
+		},
+	},
+	{
+		Key: "r2\x00(add_middleware|CORSMiddleware)$",
+		Out: derivedLits{
+			Lits: []string{
+				"add_middleware",
+				"CORSMiddleware",
+			},
+		},
+	},
+	{
+		Key: "r2\x00(origins|originPatterns|value)\\s*=\\s*\\{?\\s*\"\\*\"",
+		Out: derivedLits{
+			Lits: []string{
+				"origins",
+				"originPatterns",
+				"value",
+			},
+		},
+	},
+	{
 		Key: "r2\x00,\\s*_\\s*:?=\\s*(?:strconv\\.\\w+|json\\.Marshal\\w*|url\\.Parse\\w*|time\\.Parse\\w*|os\\.ReadFile|io\\.ReadAll|ioutil\\.Read\\w+|filepath\\.Abs|x509\\.Parse\\w+|base64\\.\\w+\\.DecodeString|hex\\.DecodeString|uuid\\.Parse)\\(|^\\s*_\\s*=\\s*(?:json\\.Unmarshal|yaml\\.Unmarshal|xml\\.Unmarshal|proto\\.Unmarshal|\\w+\\.(?:Decode|Unmarshal|Commit|Exec|ExecContext|Save|Flush|Sync))\\(",
 		Out: derivedLits{
 			Lits: []string{
@@ -15698,6 +16864,15 @@ var derivedSnapshot = []derivedEntry{
 				".Save",
 				".Flush",
 				".Sync",
+			},
+		},
+	},
+	{
+		Key: "r2\x00,\\s*false\\s*,\\s*\\w+\\s*\\)$|,\\s*\\w+\\s*,\\s*false\\s*\\)$",
+		Out: derivedLits{
+			Lits: []string{
+				"false",
+				"false",
 			},
 		},
 	},
@@ -15817,10 +16992,84 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00Allow(ed)?Origins:\\s*\\[\\]string\\{\\s*\"\\*\"|AllowAllOrigins:\\s*true|AllowOriginFunc:\\s*func\\([^)]*\\)\\s*bool\\s*\\{\\s*return\\s+true\\s*\\}",
+		Out: derivedLits{
+			Lits: []string{
+				"[]string{",
+				"AllOrigins:",
+				"OriginFunc:",
+			},
+		},
+	},
+	{
+		Key: "r2\x00AllowCredentials:\\s*true",
+		Out: derivedLits{
+			Lits: []string{
+				"AllowCredentials:",
+			},
+		},
+	},
+	{
+		Key: "r2\x00Cipher$",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher",
+			},
+		},
+	},
+	{
+		Key: "r2\x00Cipher\\.getInstance$",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher.getInstance",
+			},
+		},
+	},
+	{
+		Key: "r2\x00Cookie",
+		Out: derivedLits{
+			Lits: []string{
+				"Cookie",
+			},
+		},
+	},
+	{
+		Key: "r2\x00DtdProcessing$",
+		Out: derivedLits{
+			Lits: []string{
+				"DtdProcessing",
+			},
+		},
+	},
+	{
+		Key: "r2\x00DtdProcessing\\.Parse$",
+		Out: derivedLits{
+			Lits: []string{
+				"DtdProcessing.Parse",
+			},
+		},
+	},
+	{
+		Key: "r2\x00Model$",
+		Out: derivedLits{
+			Lits: []string{
+				"Model",
+			},
+		},
+	},
+	{
 		Key: "r2\x00Net::FTP",
 		Out: derivedLits{
 			Lits: []string{
 				"Net::FTP",
+			},
+		},
+	},
+	{
+		Key: "r2\x00ProhibitDtd$",
+		Out: derivedLits{
+			Lits: []string{
+				"ProhibitDtd",
 			},
 		},
 	},
@@ -15831,6 +17080,22 @@ var derivedSnapshot = []derivedEntry{
 				"SessionCreationPolicy.STATELESS",
 				"oauth2ResourceServer",
 				".jwt(",
+			},
+		},
+	},
+	{
+		Key: "r2\x00XmlResolver$",
+		Out: derivedLits{
+			Lits: []string{
+				"XmlResolver",
+			},
+		},
+	},
+	{
+		Key: "r2\x00XmlUrlResolver",
+		Out: derivedLits{
+			Lits: []string{
+				"XmlUrlResolver",
 			},
 		},
 	},
@@ -17116,11 +18381,40 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^\"(RSA|DSA|DH|DiffieHellman)\"$",
+		Out: derivedLits{
+			Lits: []string{
+				"\"RSA\"",
+				"\"DSA\"",
+				"\"DH\"",
+				"\"DiffieHellman\"",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^\"-[a-z]*c\"$",
 		Out: derivedLits{
 			Lits: []string{
 				"\"-",
 			},
+		},
+	},
+	{
+		Key: "r2\x00^(?:[iI][vV]|[nN]once|NONCE)(?:\\d*|Bytes|BYTES|_?\\d+)$|(?:[a-z0-9]IV|[a-z0-9]Iv|[a-z0-9]Nonce|_IV|_NONCE|_iv|_nonce)(?:\\d*|Bytes|BYTES)$",
+		Out: derivedLits{
+			Lits: []string{
+				"iv",
+				"nonce",
+				"nonce",
+				"iv",
+				"iv",
+				"nonce",
+				"_iv",
+				"_nonce",
+				"_iv",
+				"_nonce",
+			},
+			Fold: true,
 		},
 	},
 	{
@@ -17166,6 +18460,70 @@ var derivedSnapshot = []derivedEntry{
 			Lits: []string{
 				"BatchUpdateUtils",
 				"NamedParameterBatchUpdateUtils",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Chmod|Lchmod)$",
+		Out: derivedLits{
+			Lits: []string{
+				"Chmod",
+				"Lchmod",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Cipher|KeyGenerator|SecretKeyFactory)\\.getInstance$",
+		Out: derivedLits{
+			Lits: []string{
+				"Cipher.getInstance",
+				"KeyGenerator.getInstance",
+				"SecretKeyFactory.getInstance",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(DES|DES3|ARC4|ARC2|Blowfish|CAST|XOR)$",
+		Out: derivedLits{
+			Lits: []string{
+				"DES",
+				"DES3",
+				"ARC2",
+				"ARC4",
+				"Blowfish",
+				"CAST",
+				"XOR",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(DES|TripleDES|RC2)$",
+		Out: derivedLits{
+			Lits: []string{
+				"DES",
+				"TripleDES",
+				"RC2",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(DES|TripleDES|RC2)CryptoServiceProvider$",
+		Out: derivedLits{
+			Lits: []string{
+				"DESCryptoServiceProvider",
+				"TripleDESCryptoServiceProvider",
+				"RC2CryptoServiceProvider",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(DES|TripleDES|RC4|RC4Drop)$",
+		Out: derivedLits{
+			Lits: []string{
+				"DES",
+				"TripleDES",
+				"RC4",
+				"RC4Drop",
 			},
 		},
 	},
@@ -17246,11 +18604,74 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(LIBXML_NOENT|LIBXML_DTDLOAD)$",
+		Out: derivedLits{
+			Lits: []string{
+				"LIBXML_NOENT",
+				"LIBXML_DTDLOAD",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Load|LoadXml|Create|ReadNode)$",
+		Out: derivedLits{
+			Lits: []string{
+				"Load",
+				"LoadXml",
+				"Create",
+				"ReadNode",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(MinVersion|MaxVersion)$",
 		Out: derivedLits{
 			Lits: []string{
 				"MinVersion",
 				"MaxVersion",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(None|[\"'](?i:none)[\"'])$",
+		Out: derivedLits{
+			Lits: []string{
+				"none",
+				"\"none\"",
+				"\"none'",
+				"'none\"",
+				"'none'",
+			},
+			Fold: true,
+		},
+	},
+	{
+		Key: "r2\x00^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy)$",
+		Out: derivedLits{
+			Lits: []string{
+				"NoopHostnameVerifier",
+				"TrustAllStrategy",
+				"TrustSelfSignedStrategy",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(NoopHostnameVerifier|TrustAllStrategy|TrustSelfSignedStrategy|AllowAllHostnameVerifier)$",
+		Out: derivedLits{
+			Lits: []string{
+				"NoopHostnameVerifier",
+				"TrustAllStrategy",
+				"TrustSelfSignedStrategy",
+				"AllowAllHostnameVerifier",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(ObjectInputStream|XMLDecoder)$",
+		Out: derivedLits{
+			Lits: []string{
+				"ObjectInputStream",
+				"XMLDecoder",
 			},
 		},
 	},
@@ -17301,6 +18722,64 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(RSA|DSA)$",
+		Out: derivedLits{
+			Lits: []string{
+				"RSA",
+				"DSA",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(SECP192R1|SECT163K1|SECT163R2)$",
+		Out: derivedLits{
+			Lits: []string{
+				"SECP192R1",
+				"SECT163K1",
+				"SECT163R2",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SESSION_COOKIE_HTTPONLY|REMEMBER_COOKIE_SECURE|REMEMBER_COOKIE_HTTPONLY)$",
+		Out: derivedLits{
+			Lits: []string{
+				"SESSION_COOKIE_SECURE",
+				"CSRF_COOKIE_SECURE",
+				"SESSION_COOKIE_HTTPONLY",
+				"REMEMBER_COOKIE_SECURE",
+				"REMEMBER_COOKIE_HTTPONLY",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Secure|HttpOnly)$",
+		Out: derivedLits{
+			Lits: []string{
+				"Secure",
+				"HttpOnly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Set|Add)$",
+		Out: derivedLits{
+			Lits: []string{
+				"Set",
+				"Add",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(SigningMethodNone|UnsafeAllowNoneSignatureType)$",
+		Out: derivedLits{
+			Lits: []string{
+				"SigningMethodNone",
+				"UnsafeAllowNoneSignatureType",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(SqlCommand|OleDbCommand|OdbcCommand|NpgsqlCommand|MySqlCommand|SQLiteCommand|SqliteCommand|OracleCommand|SqlDataAdapter)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17334,7 +18813,52 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(TripleDES|ARC4|Blowfish|IDEA|CAST5|SEED)$",
+		Out: derivedLits{
+			Lits: []string{
+				"TripleDES",
+				"ARC4",
+				"Blowfish",
+				"IDEA",
+				"CAST5",
+				"SEED",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(Unpickler|cPickle_loads|unpickle)$",
+		Out: derivedLits{
+			Lits: []string{
+				"Unpickler",
+				"cPickle_loads",
+				"unpickle",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(\\$|jQuery)$",
+	},
+	{
+		Key: "r2\x00^(\\d{1,3}|1\\d{3}|20[0-3]\\d|204[0-7])$",
+	},
+	{
+		Key: "r2\x00^(app|application|server)$",
+		Out: derivedLits{
+			Lits: []string{
+				"app",
+				"application",
+				"server",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(check_hostname|verify)$",
+		Out: derivedLits{
+			Lits: []string{
+				"check_hostname",
+				"verify",
+			},
+		},
 	},
 	{
 		Key: "r2\x00^(child_process|childProcess|cp|proc|shell|shelljs)$",
@@ -17362,6 +18886,39 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(chmod|chmodSync|fchmod|fchmodSync|lchmod|lchmodSync)$",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"chmodSync",
+				"fchmod",
+				"fchmodSync",
+				"lchmod",
+				"lchmodSync",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(chmod|chmod_R|lchmod)$",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"chmod_R",
+				"lchmod",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(chmod|fchmod|lchmod)$",
+		Out: derivedLits{
+			Lits: []string{
+				"chmod",
+				"fchmod",
+				"lchmod",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(code|_testcapi|support|test\\.support)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17382,11 +18939,73 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(cookie|setCookie)$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+				"setCookie",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(create_subprocess_shell|subprocess_shell)$",
 		Out: derivedLits{
 			Lits: []string{
 				"create_subprocess_shell",
 				"subprocess_shell",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(decode|loads)$",
+		Out: derivedLits{
+			Lits: []string{
+				"decode",
+				"loads",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(decode|verify|encode)$",
+		Out: derivedLits{
+			Lits: []string{
+				"decode",
+				"verify",
+				"encode",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(des|rc4|blowfish|rc2|cast5|tea|xtea)$",
+		Out: derivedLits{
+			Lits: []string{
+				"des",
+				"rc4",
+				"blowfish",
+				"rc2",
+				"cast5",
+				"tea",
+				"xtea",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(enableDefaultTyping|activateDefaultTyping|activateDefaultTypingAsProperty)$",
+		Out: derivedLits{
+			Lits: []string{
+				"enableDefaultTyping",
+				"activateDefaultTyping",
+				"activateDefaultTypingAsProperty",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(enableDefaultTyping|activateDefaultTyping|fromXML)$",
+		Out: derivedLits{
+			Lits: []string{
+				"enableDefaultTyping",
+				"activateDefaultTyping",
+				"fromXML",
 			},
 		},
 	},
@@ -17525,6 +19144,15 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(fields|exclude)$",
+		Out: derivedLits{
+			Lits: []string{
+				"fields",
+				"exclude",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(getRuntime|rt|runtime|Runtime)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17537,6 +19165,16 @@ var derivedSnapshot = []derivedEntry{
 	},
 	{
 		Key: "r2\x00^(getRuntime|rt|runtime|r)$",
+	},
+	{
+		Key: "r2\x00^(hexdigest|digest|base64digest)$",
+		Out: derivedLits{
+			Lits: []string{
+				"hexdigest",
+				"digest",
+				"base64digest",
+			},
+		},
 	},
 	{
 		Key: "r2\x00^(html|append|prepend|after|before|wrap|wrapAll|wrapInner|replaceWith|appendTo|prependTo|insertBefore|insertAfter)$",
@@ -17555,6 +19193,15 @@ var derivedSnapshot = []derivedEntry{
 				"prependTo",
 				"insertBefore",
 				"insertAfter",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(http\\.Cookie|sessions\\.Options)$",
+		Out: derivedLits{
+			Lits: []string{
+				"http.Cookie",
+				"sessions.Options",
 			},
 		},
 	},
@@ -17581,6 +19228,43 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(java\\.io\\.)?(ObjectInputStream|XMLDecoder)$",
+		Out: derivedLits{
+			Lits: []string{
+				"ObjectInputStream",
+				"XMLDecoder",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(jwt|jose|jws)$",
+		Out: derivedLits{
+			Lits: []string{
+				"jwt",
+				"jose",
+				"jws",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(loads?|Unpickler)$",
+		Out: derivedLits{
+			Lits: []string{
+				"load",
+				"Unpickler",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(load|load_all)$",
+		Out: derivedLits{
+			Lits: []string{
+				"load",
+				"load_all",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(mark_safe|SafeString|SafeText|Markup|format_html)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17597,6 +19281,15 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"unserialize",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(md5|sha1)$",
+		Out: derivedLits{
+			Lits: []string{
+				"md5",
+				"sha1",
 			},
 		},
 	},
@@ -17628,12 +19321,62 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(new|generate)$",
+		Out: derivedLits{
+			Lits: []string{
+				"new",
+				"generate",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(os|commands|subprocess)$",
 		Out: derivedLits{
 			Lits: []string{
 				"os",
 				"commands",
 				"subprocess",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(parseXml|parseXmlString|parseXmlAsync)$",
+		Out: derivedLits{
+			Lits: []string{
+				"parseXml",
+				"parseXmlString",
+				"parseXmlAsync",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(pd|pandas)$",
+		Out: derivedLits{
+			Lits: []string{
+				"pd",
+				"pandas",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(permit|attr_accessible)$",
+		Out: derivedLits{
+			Lits: []string{
+				"permit",
+				"attr_accessible",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(pickle|cPickle|_pickle|dill|cloudpickle|marshal)$",
+		Out: derivedLits{
+			Lits: []string{
+				"pickle",
+				"cPickle",
+				"_pickle",
+				"dill",
+				"cloudpickle",
+				"marshal",
 			},
 		},
 	},
@@ -17729,11 +19472,48 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(readObject|readUnshared)$",
+		Out: derivedLits{
+			Lits: []string{
+				"readObject",
+				"readUnshared",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(rejectUnauthorized|strictSSL)$",
+		Out: derivedLits{
+			Lits: []string{
+				"rejectUnauthorized",
+				"strictSSL",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(resolve_entities|load_dtd|dtd_validation)$",
+		Out: derivedLits{
+			Lits: []string{
+				"resolve_entities",
+				"load_dtd",
+				"dtd_validation",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(res|response)$",
 		Out: derivedLits{
 			Lits: []string{
 				"res",
 				"response",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(rsa|dsa)$",
+		Out: derivedLits{
+			Lits: []string{
+				"rsa",
+				"dsa",
 			},
 		},
 	},
@@ -17760,6 +19540,25 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(secure|httponly)$",
+		Out: derivedLits{
+			Lits: []string{
+				"secure",
+				"httponly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(secure|isHttpOnly|httpOnly)$",
+		Out: derivedLits{
+			Lits: []string{
+				"secure",
+				"isHttpOnly",
+				"httpOnly",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(select|raw|statement|unprepared|insert|update|delete)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17780,6 +19579,78 @@ var derivedSnapshot = []derivedEntry{
 				"send",
 				"write",
 				"end",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setHeader|addHeader|header)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setHeader",
+				"addHeader",
+				"header",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setHeader|header|set|append)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setHeader",
+				"header",
+				"set",
+				"append",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setSecure|setHttpOnly)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setSecure",
+				"setHttpOnly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setSecure|setHttpOnly|secure|httpOnly)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setSecure",
+				"setHttpOnly",
+				"secure",
+				"httpOnly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setWritable|setPosixFilePermissions|fromString|add)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setWritable",
+				"setPosixFilePermissions",
+				"fromString",
+				"add",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(set_(signed_)?cookie|AuthTktCookieHelper|AuthTktAuthenticationPolicy)$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+				"AuthTktCookieHelper",
+				"AuthTktAuthenticationPolicy",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(setcookie|setrawcookie|session_set_cookie_params)$",
+		Out: derivedLits{
+			Lits: []string{
+				"setcookie",
+				"setrawcookie",
+				"session_set_cookie_params",
 			},
 		},
 	},
@@ -17871,6 +19742,35 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^(true|\"true\")$",
+		Out: derivedLits{
+			Lits: []string{
+				"true",
+				"\"true\"",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(unsafe_load|unsafe_load_all|full_load|full_load_all)$",
+		Out: derivedLits{
+			Lits: []string{
+				"unsafe_load",
+				"unsafe_load_all",
+				"full_load",
+				"full_load_all",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^(verify|decode)$",
+		Out: derivedLits{
+			Lits: []string{
+				"verify",
+				"decode",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^(where|order|reorder|group|having|joins|find_by_sql|exec_query|execute|select|pluck|from|update_all|delete_all|count_by_sql|select_all|select_one|select_value|select_values|select_rows|exec_update|exec_delete|lock|not|find_by)$",
 		Out: derivedLits{
 			Lits: []string{
@@ -17923,13 +19823,134 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^.(ENV|FLASK_ENV).$",
+		Out: derivedLits{
+			Lits: []string{
+				"ENV",
+				"FLASK_ENV",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^.(SESSION_COOKIE_SECURE|SESSION_COOKIE_HTTPONLY|REMEMBER_COOKIE_SECURE|REMEMBER_COOKIE_HTTPONLY).$",
+		Out: derivedLits{
+			Lits: []string{
+				"SESSION_COOKIE_SECURE",
+				"SESSION_COOKIE_HTTPONLY",
+				"REMEMBER_COOKIE_SECURE",
+				"REMEMBER_COOKIE_HTTPONLY",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^.-[a-z]*c.$",
+	},
+	{
+		Key: "r2\x00^.DEBUG.$",
+		Out: derivedLits{
+			Lits: []string{
+				"DEBUG",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^.TESTING.$",
+		Out: derivedLits{
+			Lits: []string{
+				"TESTING",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^.development.$",
+		Out: derivedLits{
+			Lits: []string{
+				"development",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^.session\\.cookie_(secure|httponly).$",
+		Out: derivedLits{
+			Lits: []string{
+				"session.cookie_secure",
+				"session.cookie_httponly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^:?(httponly|secure)$",
+		Out: derivedLits{
+			Lits: []string{
+				"httponly",
+				"secure",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^:?(inline|text)$",
+		Out: derivedLits{
+			Lits: []string{
+				"inline",
+				"text",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^:?session_(http_only|secure)$",
+		Out: derivedLits{
+			Lits: []string{
+				"session_http_only",
+				"session_secure",
+			},
+		},
 	},
 	{
 		Key: "r2\x00^<{7}(?:\\s|$)",
 		Out: derivedLits{
 			Lits: []string{
 				"<<<<<<<",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^Jwts\\s*\\.\\s*builder\\s*\\(",
+		Out: derivedLits{
+			Lits: []string{
+				"builder",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^MCRYPT_(DES|3DES|TRIPLEDES|RC2|ARCFOUR|BLOWFISH|MODE_ECB)$",
+		Out: derivedLits{
+			Lits: []string{
+				"MCRYPT_DES",
+				"MCRYPT_3DES",
+				"MCRYPT_TRIPLEDES",
+				"MCRYPT_RC2",
+				"MCRYPT_ARCFOUR",
+				"MCRYPT_BLOWFISH",
+				"MCRYPT_MODE_ECB",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^New",
+		Out: derivedLits{
+			Lits: []string{
+				"New",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^New(CBCEncrypter|CFBEncrypter|CTR|OFB)$",
+		Out: derivedLits{
+			Lits: []string{
+				"NewCBCEncrypter",
+				"NewCFBEncrypter",
+				"NewCTR",
+				"NewOFB",
 			},
 		},
 	},
@@ -17963,11 +19984,98 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^[\"'](CERT_NONE|NONE|none)[\"']$",
+		Out: derivedLits{
+			Lits: []string{
+				"CERT_NONE\"",
+				"CERT_NONE'",
+				"NONE\"",
+				"NONE'",
+				"none\"",
+				"none'",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^[\"']-[a-z]*c[\"']$",
 		Out: derivedLits{
 			Lits: []string{
 				"c\"",
 				"c'",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']?(rejectUnauthorized|strictSSL)[\"']?$",
+		Out: derivedLits{
+			Lits: []string{
+				"rejectUnauthorized",
+				"strictSSL",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']?(secure|httpOnly|httponly)[\"']?$",
+		Out: derivedLits{
+			Lits: []string{
+				"secure",
+				"httpOnly",
+				"httponly",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']?cookie[\"']?$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']?noent[\"']?$",
+		Out: derivedLits{
+			Lits: []string{
+				"noent",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']CERT_OPTIONAL[\"']$",
+		Out: derivedLits{
+			Lits: []string{
+				"CERT_OPTIONAL\"",
+				"CERT_OPTIONAL'",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"']verify_signature[\"']$",
+		Out: derivedLits{
+			Lits: []string{
+				"verify_signature\"",
+				"verify_signature'",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[\"'`]?0[\"'`]?$",
+	},
+	{
+		Key: "r2\x00^[\"'`]NODE_TLS_REJECT_UNAUTHORIZED[\"'`]$",
+		Out: derivedLits{
+			Lits: []string{
+				"NODE_TLS_REJECT_UNAUTHORIZED\"",
+				"NODE_TLS_REJECT_UNAUTHORIZED'",
+				"NODE_TLS_REJECT_UNAUTHORIZED`",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^[rbu]*.unsafe.$",
+		Out: derivedLits{
+			Lits: []string{
+				"unsafe",
 			},
 		},
 	},
@@ -18477,6 +20585,12 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^\\{(?:\\s|//[^\\n]*|/\\*(?s:.)*?\\*/)*\\}$",
+	},
+	{
+		Key: "r2\x00^\\{[^;()=]*\\}$",
+	},
+	{
 		Key: "r2\x00^_?(xx)?subinterpreters$",
 		Out: derivedLits{
 			Lits: []string{
@@ -18493,6 +20607,41 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00^cookies$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookies",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^cors\\.(Options|Config)$",
+		Out: derivedLits{
+			Lits: []string{
+				"cors.Options",
+				"cors.Config",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^create(Cipheriv|Decipheriv)$",
+		Out: derivedLits{
+			Lits: []string{
+				"createCipheriv",
+				"createDecipheriv",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^create(Cipher|Decipher)$",
+		Out: derivedLits{
+			Lits: []string{
+				"createCipher",
+				"createDecipher",
+			},
+		},
+	},
+	{
 		Key: "r2\x00^func\\s+(?P<name>\\w+)\\s*(?:\\[[^\\]]*\\])?\\(",
 		Out: derivedLits{
 			Lits: []string{
@@ -18505,6 +20654,23 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"func",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^openssl_(en|de)crypt$",
+		Out: derivedLits{
+			Lits: []string{
+				"openssl_encrypt",
+				"openssl_decrypt",
+			},
+		},
+	},
+	{
+		Key: "r2\x00^set_(signed_)?cookie$",
+		Out: derivedLits{
+			Lits: []string{
+				"cookie",
 			},
 		},
 	},
@@ -18529,6 +20695,38 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"__proto__",
+			},
+		},
+	},
+	{
+		Key: "r2\x00allowCredentials\\s*=\\s*\"true\"",
+		Out: derivedLits{
+			Lits: []string{
+				"allowCredentials",
+			},
+		},
+	},
+	{
+		Key: "r2\x00allow_credentials\\s*=\\s*True",
+		Out: derivedLits{
+			Lits: []string{
+				"allow_credentials",
+			},
+		},
+	},
+	{
+		Key: "r2\x00allow_origins\\s*=\\s*\\[\\s*[\"']\\*[\"']|allow_origin_regex\\s*=\\s*[\"']\\.\\*",
+		Out: derivedLits{
+			Lits: []string{
+				"allow_origin",
+			},
+		},
+	},
+	{
+		Key: "r2\x00allowedOrigin(Pattern)?s\\(\\s*\"\\*\"\\s*\\)",
+		Out: derivedLits{
+			Lits: []string{
+				"allowedOrigin",
 			},
 		},
 	},
@@ -18583,6 +20781,14 @@ var derivedSnapshot = []derivedEntry{
 		},
 	},
 	{
+		Key: "r2\x00credentials\\s*:\\s*true",
+		Out: derivedLits{
+			Lits: []string{
+				"credentials",
+			},
+		},
+	},
+	{
 		Key: "r2\x00jsonwebtoken",
 		Out: derivedLits{
 			Lits: []string{
@@ -18595,6 +20801,14 @@ var derivedSnapshot = []derivedEntry{
 		Out: derivedLits{
 			Lits: []string{
 				"jwt-simple",
+			},
+		},
+	},
+	{
+		Key: "r2\x00origin\\s*:\\s*(true|[\"'`]\\*[\"'`])",
+		Out: derivedLits{
+			Lits: []string{
+				"origin",
 			},
 		},
 	},
@@ -18630,6 +20844,14 @@ var derivedSnapshot = []derivedEntry{
 			Lits: []string{
 				".outcome",
 				".conclusion",
+			},
+		},
+	},
+	{
+		Key: "r2\x00supports_credentials\\s*=\\s*True",
+		Out: derivedLits{
+			Lits: []string{
+				"supports_credentials",
 			},
 		},
 	},
