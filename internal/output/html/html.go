@@ -29,8 +29,14 @@ var (
 
 	// pageTemplate is parsed on first use (or by Prewarm), not when the
 	// package initialises: every command paid for parsing it before main.
+	// It is also escaped then: html/template works out each action's
+	// context on the first Execute, about half of writing a small report;
+	// executing once on no data (which stops at the first field, into
+	// io.Discard) does that here instead.
 	pageTemplate = sync.OnceValue(func() *template.Template {
-		return template.Must(template.New("report").Parse(pageSource))
+		t := template.Must(template.New("report").Parse(pageSource))
+		_ = t.Execute(io.Discard, nil)
+		return t
 	})
 )
 
