@@ -59,7 +59,7 @@ type PatchInfo struct {
 // one chunk, so nothing is copied as the patch grows and nothing is held
 // twice.
 func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, each func(FileDiff) error, paths ...string) (PatchInfo, error) {
-	return r.startDiff(ctx, base, head, paths, false).Files(maxBlob, each)
+	return r.StartDiffFiles(ctx, base, head, paths...).Files(maxBlob, each)
 }
 
 // DiffStream is a DiffFiles started ahead of its caller: StartDiffFiles
@@ -91,35 +91,14 @@ type DiffStream struct {
 	sum  []byte
 	size int
 	rerr error
-
-	// The range's commit subjects (Runner.Subjects), when started with
-	// the diff; set before subjectsDone closes.
-	subjects     []string
-	subjectsErr  error
-	subjectsDone chan struct{}
 }
 
 // StartDiffFiles starts DiffFiles(ctx, base, head, _, _, paths...): its
 // processes and the reading of the patch, on other goroutines (starting
 // them waits for the driver environment's git config; the caller goes on
-// meanwhile). It also starts reading the range's commit subjects
-// (Subjects): a review records them, and asking git for them only once
-// the diff was read put a git process on a small review's critical path.
+// meanwhile).
 func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ...string) *DiffStream {
-	return r.startDiff(ctx, base, head, paths, true)
-}
-
-func (r *Runner) startDiff(ctx context.Context, base, head string, paths []string, subjects bool) *DiffStream {
 	d := &DiffStream{dir: r.Dir, base: base, head: head, paths: append([]string(nil), paths...), r: r, start: time.Now()}
-	if subjects {
-		// On the caller's context, not the stream's: the stream ends when
-		// the patch is read, perhaps before git log does.
-		d.subjectsDone = make(chan struct{})
-		go func() {
-			defer close(d.subjectsDone)
-			d.subjects, d.subjectsErr = r.Subjects(ctx, base, head)
-		}()
-	}
 	d.args = append([]string{"diff"}, DiffArgs...)
 	d.args = append(d.args, "--end-of-options", base, head, "--")
 	d.args = append(d.args, paths...)
@@ -212,18 +191,6 @@ func (d *DiffStream) startProcesses() error {
 // as DiffFiles would be asked to.
 func (d *DiffStream) For(dir, base, head string, paths []string) bool {
 	return d != nil && !d.used && d.dir == dir && d.base == base && d.head == head && slices.Equal(d.paths, paths)
-}
-
-// Subjects returns the commit subjects of base..head (Runner.Subjects)
-// read with the stream, waiting for them; ok is false when the stream is
-// nil, is of another range, was not started with them (DiffFiles) or git
-// log failed, and the caller asks git itself.
-func (d *DiffStream) Subjects(base, head string) (subjects []string, ok bool) {
-	if d == nil || d.subjectsDone == nil || d.base != base || d.head != head {
-		return nil, false
-	}
-	<-d.subjectsDone
-	return d.subjects, d.subjectsErr == nil
 }
 
 // Close stops a stream that was not streamed (its processes are killed

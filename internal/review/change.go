@@ -109,8 +109,7 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	}
 	c := &Change{Root: root, Range: rg}
 	// The repository id and the commit subjects are small git calls of
-	// their own: they run while git computes the patch (the subjects
-	// were started with a diff started ahead, git.StartDiffFiles).
+	// their own: they run while git computes the patch.
 	side := make(chan struct{})
 	go func() {
 		defer close(side)
@@ -119,10 +118,7 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 			c.Repository = repositoryID(ctx, r, root)
 		}
 		if !rg.Worktree && rg.Head != "" {
-			var ok bool
-			if c.Subjects, ok = o.Diff.Subjects(rg.DiffBase, rg.Head); !ok {
-				c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
-			}
+			c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
 		}
 	}()
 	defer func() { <-side }()
