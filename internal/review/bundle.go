@@ -74,7 +74,7 @@ func (e *engine) header(red func(string) string) *findings.Bundle {
 	if ch.Range.Worktree {
 		b.HeadSHA = ""
 	}
-	for i, s := range ch.Subjects {
+	for i, s := range ch.Subjects() {
 		if i == 8 {
 			break
 		}

@@ -75,7 +75,23 @@ type Change struct {
 	All        []*diff.File   // every changed file, in diff order
 	Skips      []scope.Skip
 	Packet     *evidence.Packet
-	Subjects   []string
+
+	// The commit subjects of the range (none for a work tree), read by a
+	// git log of their own while the review runs: Subjects waits for it.
+	subjects     []string
+	subjectsDone chan struct{}
+}
+
+// Subjects returns the commit subjects of the range, waiting for the git
+// log that reads them. Nobody needs them before the providers' review
+// (the LLM providers may send them) and the bundle, and waiting for them
+// as the change was read put that process on a small review's critical
+// path.
+func (c *Change) Subjects() []string {
+	if c.subjectsDone != nil {
+		<-c.subjectsDone
+	}
+	return c.subjects
 }
 
 // LoadChange resolves the range, reads and parses the diff, reads new file
@@ -109,16 +125,21 @@ func loadChange(ctx context.Context, o ChangeOptions, clock *phaseClock) (*Chang
 	}
 	c := &Change{Root: root, Range: rg}
 	// The repository id and the commit subjects are small git calls of
-	// their own: they run while git computes the patch.
+	// their own: they run while git computes the patch, and the subjects
+	// on after it (Change.Subjects).
+	if !rg.Worktree && rg.Head != "" {
+		c.subjectsDone = make(chan struct{})
+		go func() {
+			defer close(c.subjectsDone)
+			c.subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
+		}()
+	}
 	side := make(chan struct{})
 	go func() {
 		defer close(side)
 		c.Repository = o.Repository
 		if c.Repository == "" {
 			c.Repository = repositoryID(ctx, r, root)
-		}
-		if !rg.Worktree && rg.Head != "" {
-			c.Subjects, _ = r.Subjects(ctx, rg.DiffBase, rg.Head)
 		}
 	}()
 	defer func() { <-side }()
@@ -258,10 +279,11 @@ func (c *Change) scopeFile(f *diff.File, data []byte, size int, sc scope.Options
 }
 
 // ForProviders is what providers are given of the change (package
-// provider): the files in scope, the evidence packet, the raw diff and the
-// commit subjects, shared, not copied.
+// provider): the files in scope, the evidence packet and the raw diff,
+// shared, not copied. The commit subjects are not waited for here: the
+// engine adds them before the providers' review (Subjects).
 func (c *Change) ForProviders() *provider.Change {
-	return &provider.Change{Files: c.Files, Packet: c.Packet, RawDiff: c.RawDiff, DiffSize: c.DiffSize, Subjects: c.Subjects}
+	return &provider.Change{Files: c.Files, Packet: c.Packet, RawDiff: c.RawDiff, DiffSize: c.DiffSize}
 }
 
 // BuildPacket builds the change's evidence packet.

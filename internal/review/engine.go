@@ -356,7 +356,9 @@ func (e *engine) run(ctx context.Context) error {
 	}
 
 	// Primary review: every profile's provider call. What a provider
-	// discarded itself is counted with its reason.
+	// discarded itself is counted with its reason. The commit subjects
+	// are given to providers from here on (they were read meanwhile).
+	e.pc.Subjects = e.ch.Subjects()
 	e.results = map[qa.Profile]provider.ProfileResult{}
 	for _, p := range e.profiles {
 		e.progress("reviewing as " + string(p))

@@ -147,3 +147,45 @@ func TestToQAContextMatchesJSON(t *testing.T) {
 		t.Error("nil lists became empty")
 	}
 }
+
+// subjectsModel records the commit subjects each profile's request saw.
+type subjectsModel struct{ seen [][]string }
+
+func (*subjectsModel) Name() string { return "subjects" }
+
+func (m *subjectsModel) ReviewProfile(_ context.Context, req provider.ProfileRequest) (provider.ProfileResult, error) {
+	m.seen = append(m.seen, slices.Clone(req.Change.Subjects))
+	return provider.ProfileResult{Attempts: 1}, nil
+}
+
+// TestCommitSubjects: the range's commit subjects, read by a git log of
+// their own while the review runs (Change.Subjects), reach every
+// profile's provider request and the bundle's change summary, oldest
+// first.
+func TestCommitSubjects(t *testing.T) {
+	repo := gittest.New(t)
+	repo.Write("main.go", "package main\n")
+	repo.Commit("base")
+	repo.Git("checkout", "-q", "-b", "feature")
+	repo.Write("main.go", "package main\n\nvar a = 1\n")
+	repo.Commit("add a")
+	repo.Write("main.go", "package main\n\nvar a = 1\nvar b = 2\n")
+	repo.Commit("add b")
+	m := &subjectsModel{}
+	res, err := Run(context.Background(), Options{Change: ChangeOptions{Dir: repo.Dir}, Provider: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"add a", "add b"}
+	if !slices.Equal(res.Change.Subjects(), want) || !slices.Equal(res.Bundle.ChangeSummary, want) {
+		t.Errorf("subjects %q, change summary %q; want %q", res.Change.Subjects(), res.Bundle.ChangeSummary, want)
+	}
+	if len(m.seen) == 0 {
+		t.Fatal("no profile was reviewed")
+	}
+	for i, got := range m.seen {
+		if !slices.Equal(got, want) {
+			t.Errorf("request %d saw subjects %q, want %q", i, got, want)
+		}
+	}
+}
