@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -846,39 +847,72 @@ var ErrBlobTooLarge = errors.New("object larger than the limit")
 // A larger object is skipped unread — its bytes are discarded, so the
 // batch stays in step — and ErrBlobTooLarge is returned.
 func (b *BlobReader) ReadLimit(object string, max int) (data []byte, ok bool, err error) {
+	_, _, data, ok, err = b.ReadObject(object, max)
+	return data, ok, err
+}
+
+// ReadObject is ReadLimit that also returns the object's type (blob, tree,
+// commit, tag) and size, which are set for an object over max too.
+func (b *BlobReader) ReadObject(object string, max int) (typ string, size int, data []byte, ok bool, err error) {
 	if strings.ContainsAny(object, "\n") {
-		return nil, false, fmt.Errorf("invalid object name %q", object)
+		return "", 0, nil, false, fmt.Errorf("invalid object name %q", object)
 	}
 	if _, err := io.WriteString(b.in, object+"\n"); err != nil {
-		return nil, false, err
+		return "", 0, nil, false, err
 	}
 	header, err := b.out.ReadString('\n')
 	if err != nil {
-		return nil, false, err
+		return "", 0, nil, false, err
 	}
 	header = strings.TrimSuffix(header, "\n")
 	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
-		return nil, false, nil
+		return "", 0, nil, false, nil
 	}
 	fields := strings.Fields(header)
 	if len(fields) != 3 {
-		return nil, false, fmt.Errorf("git cat-file: unexpected header %q", header)
+		return "", 0, nil, false, fmt.Errorf("git cat-file: unexpected header %q", header)
 	}
-	size, err := strconv.Atoi(fields[2])
-	if err != nil {
-		return nil, false, fmt.Errorf("git cat-file: bad size in %q", header)
+	typ = fields[1]
+	size, err = strconv.Atoi(fields[2])
+	if err != nil || size < 0 {
+		return "", 0, nil, false, fmt.Errorf("git cat-file: bad size in %q", header)
 	}
 	if max >= 0 && size > max {
 		if _, err := io.CopyN(io.Discard, b.out, int64(size)+1); err != nil {
-			return nil, false, err
+			return "", 0, nil, false, err
 		}
-		return nil, false, fmt.Errorf("%s: %d bytes: %w", object, size, ErrBlobTooLarge)
+		return typ, size, nil, false, fmt.Errorf("%s: %d bytes: %w", object, size, ErrBlobTooLarge)
 	}
 	data = make([]byte, size+1) // content and its trailing newline
 	if _, err := io.ReadFull(b.out, data); err != nil {
-		return nil, false, err
+		return "", 0, nil, false, err
 	}
-	return data[:size], true, nil
+	return typ, size, data[:size], true, nil
+}
+
+// TreeEntry is one entry of a tree object: its mode as git writes it in
+// trees (octal, no leading zero: "100644", "100755", "120000" for a
+// symlink, "40000" for a tree, "160000" for a submodule), its name and
+// its object id in hex.
+type TreeEntry struct {
+	Mode, Name, ID string
+}
+
+// ParseTree parses a tree object's content as cat-file --batch prints it:
+// entries of "MODE NAME\0" followed by the id's hashLen raw bytes (20 for
+// SHA-1 repositories, 32 for SHA-256).
+func ParseTree(data []byte, hashLen int) ([]TreeEntry, error) {
+	var out []TreeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp <= 0 || nul < sp+2 || len(data) < nul+1+hashLen {
+			return nil, errors.New("git: malformed tree object")
+		}
+		out = append(out, TreeEntry{Mode: string(data[:sp]), Name: string(data[sp+1 : nul]), ID: hex.EncodeToString(data[nul+1 : nul+1+hashLen])})
+		data = data[nul+1+hashLen:]
+	}
+	return out, nil
 }
 
 // kill stops the batch process unasked (a stream given up) and waits for

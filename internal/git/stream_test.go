@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,5 +321,57 @@ func TestParseFromLines(t *testing.T) {
 	var pe *diff.ParseError
 	if !errors.As(err, &pe) || pe.Line != 105 {
 		t.Errorf("error %v, want one at line 105", err)
+	}
+}
+
+// TestParseTree: a tree object read through cat-file --batch parses to
+// the entries ls-tree lists (mode, name, id), and a malformed one is an
+// error, not a guess.
+func TestParseTree(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("a.go", "package a\n")
+	repo.Write("dir/b.txt", "b\n")
+	repo.Write("with space.txt", "c\n")
+	repo.Chmod("a.go", 0o755)
+	head := repo.Commit("c")
+	r := &git.Runner{Dir: repo.Dir}
+	b, err := r.Blobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	typ, _, data, ok, err := b.ReadObject(head+"^{tree}", -1)
+	if err != nil || !ok || typ != "tree" {
+		t.Fatalf("root tree: %q %v %v", typ, ok, err)
+	}
+	got, err := git.ParseTree(data, len(head)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range got {
+		mode := e.Mode
+		if mode == "40000" {
+			mode = "040000"
+		}
+		lines = append(lines, mode+" "+e.ID+"\t"+e.Name)
+	}
+	out := repo.Git("ls-tree", head)
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l) // mode type id\tname
+		want = append(want, f[0]+" "+f[2]+"\t"+l[strings.Index(l, "\t")+1:])
+	}
+	if !slices.Equal(lines, want) || len(got) != 3 {
+		t.Errorf("parsed %q\nls-tree %q", lines, want)
+	}
+	for _, bad := range []string{"100644 a", "100644 a\x00short", " a\x00" + strings.Repeat("x", 20), "100644 \x00" + strings.Repeat("x", 20)} {
+		if _, err := git.ParseTree([]byte(bad), 20); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if typ, _, _, ok, err := b.ReadObject(head+":nothing", -1); ok || err != nil || typ != "" {
+		t.Errorf("missing path: %q %v %v", typ, ok, err)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/diffpalhq/diffpal/internal/config"
 	"github.com/diffpalhq/diffpal/internal/git"
@@ -208,61 +207,149 @@ func (r Request) readEntry(ctx context.Context, meta string, max int64) (data []
 		return nil, false, nil
 	}
 	mode, typ, id, size := f[0], f[1], f[2], f[3]
-	switch {
-	case mode == "120000":
-		return nil, false, errors.New("is a symlink (refused in policy files)")
-	case typ != "blob":
-		return nil, false, fmt.Errorf("is a %s, not a file", typ)
-	}
 	var n int64
 	fmt.Sscan(size, &n)
-	if n > max {
-		return nil, false, fmt.Errorf("is %d bytes, over the limit of %d bytes", n, max)
+	if err := checkEntry(mode, typ, n, max); err != nil {
+		return nil, false, err
 	}
 	data, err = r.Git.Run(ctx, "cat-file", "blob", id)
 	return data, err == nil, err
 }
 
+// checkEntry refuses a policy file that is not a regular file of at most
+// max bytes (mode and type as ls-tree prints them).
+func checkEntry(mode, typ string, size, max int64) error {
+	switch {
+	case mode == "120000":
+		return errors.New("is a symlink (refused in policy files)")
+	case typ != "blob":
+		return fmt.Errorf("is a %s, not a file", typ)
+	case size > max:
+		return fmt.Errorf("is %d bytes, over the limit of %d bytes", size, max)
+	}
+	return nil
+}
+
 // prefetch reads the config and the ignore file of each committed side
-// into r.reads: one ls-tree per side (instead of one per file and side),
-// the sides concurrently. Errors are not kept: read asks again and
-// reports them.
+// into r.reads, all through one `git cat-file --batch` (batchSide): two
+// ls-tree and a cat-file per file found were three to six git processes
+// on every review's critical path. Errors are not kept: read asks again
+// (one ls-tree per file and side).
 func (r Request) prefetch(ctx context.Context, sides ...side) {
-	files := []struct {
-		rel string
-		max int64
-	}{{config.DefaultPath, int64(yamlsafe.Config.MaxBytes)}, {IgnoreFile, MaxIgnoreBytes}}
-	rels := []string{config.DefaultPath, IgnoreFile}
 	var revs []string
 	for _, s := range sides {
 		if s.rev != "" && !s.none && !slices.Contains(revs, s.rev) {
 			revs = append(revs, s.rev)
 		}
 	}
-	got := make([][]readResult, len(revs))
-	var wg sync.WaitGroup
-	for i, rev := range revs {
-		wg.Go(func() {
-			entries, err := r.lsTree(ctx, rev, rels...)
-			if err != nil {
-				return
-			}
-			res := make([]readResult, len(files))
-			for k, f := range files {
-				data, ok, err := r.readEntry(ctx, entries[f.rel], f.max)
-				res[k] = readResult{data, ok, err}
-			}
-			got[i] = res
-		})
+	if len(revs) == 0 {
+		return
 	}
-	wg.Wait()
-	for i, rev := range revs {
-		for k, f := range files {
-			if got[i] != nil {
-				r.reads[rev+"\x00"+f.rel] = got[i][k]
-			}
+	b, err := r.Git.Blobs(ctx)
+	if err != nil {
+		return
+	}
+	defer b.Close()
+	for _, rev := range revs {
+		res, ok := batchSide(b, rev)
+		if !ok {
+			return // the batch is out of step or the side unreadable: read asks git again
+		}
+		for k, f := range prefetched {
+			r.reads[rev+"\x00"+f.rel] = res[k]
 		}
 	}
+}
+
+// prefetched are the files prefetch reads of each side.
+var prefetched = []struct {
+	rel string
+	max int64
+}{{config.DefaultPath, int64(yamlsafe.Config.MaxBytes)}, {IgnoreFile, MaxIgnoreBytes}}
+
+// maxTreeBytes bounds a tree object batchSide reads and parses (a root
+// tree of 30,000 entries is about 1 MB; the commit is a stranger's);
+// past it, read asks ls-tree.
+const maxTreeBytes = 1 << 20
+
+// batchSide reads the prefetched files of commit rev (a full hex id)
+// through b: rev's root tree and the trees on the way to each file,
+// parsed for the file's mode and id, then the blob — what ls-tree and
+// cat-file blob answer, with the same refusals (checkEntry). ok is false
+// when anything is not as expected.
+func batchSide(b *git.BlobReader, rev string) ([]readResult, bool) {
+	hashLen := len(rev) / 2
+	if (hashLen != 20 && hashLen != 32) || strings.Trim(rev, "0123456789abcdef") != "" {
+		return nil, false
+	}
+	trees := map[string][]git.TreeEntry{} // by path of the directory ("" the root)
+	tree := func(dir, object string) ([]git.TreeEntry, bool) {
+		if t, ok := trees[dir]; ok {
+			return t, true
+		}
+		typ, _, data, found, err := b.ReadObject(object, maxTreeBytes)
+		if err != nil || !found || typ != "tree" {
+			return nil, false
+		}
+		t, err := git.ParseTree(data, hashLen)
+		if err != nil {
+			return nil, false
+		}
+		trees[dir] = t
+		return t, true
+	}
+	out := make([]readResult, len(prefetched))
+	for k, f := range prefetched {
+		entries, ok := tree("", rev+"^{tree}")
+		if !ok {
+			return nil, false
+		}
+		parts := strings.Split(f.rel, "/")
+		var e *git.TreeEntry
+		for i, name := range parts {
+			e = nil
+			for j := range entries {
+				if entries[j].Name == name {
+					e = &entries[j]
+					break
+				}
+			}
+			if e == nil || i == len(parts)-1 {
+				break
+			}
+			if e.Mode != "40000" {
+				e = nil // a file or a link where a directory would be: ls-tree lists nothing
+				break
+			}
+			if entries, ok = tree(strings.Join(parts[:i+1], "/"), e.ID); !ok {
+				return nil, false
+			}
+		}
+		if e == nil {
+			continue // absent
+		}
+		mode, typ := e.Mode, "blob"
+		switch {
+		case mode == "40000":
+			mode, typ = "040000", "tree"
+		case mode == "160000":
+			typ = "commit"
+		}
+		if err := checkEntry(mode, typ, 0, f.max); err != nil {
+			out[k] = readResult{err: err}
+			continue
+		}
+		_, size, data, found, err := b.ReadObject(e.ID, int(f.max))
+		switch {
+		case errors.Is(err, git.ErrBlobTooLarge):
+			out[k] = readResult{err: checkEntry(mode, typ, int64(size), f.max)}
+		case err != nil || !found:
+			return nil, false
+		default:
+			out[k] = readResult{data, true, nil}
+		}
+	}
+	return out, true
 }
 
 // Load reads the policy from r.Source and compares it with the other side.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -158,5 +159,73 @@ func TestLoadWithoutBase(t *testing.T) {
 	}
 	if len(l.Record.Changes) != 1 || !strings.HasPrefix(l.Record.Changes[0].Detail, "added") {
 		t.Errorf("changes = %+v", l.Record.Changes)
+	}
+}
+
+// TestPrefetchSameAsLsTree: the one cat-file --batch prefetch reads of
+// each side (trees parsed for modes and ids, then blobs) is, for every
+// shape a policy file can take in a commit, what ls-tree and cat-file
+// blob answer (readUncached) — data, presence and refusal alike.
+func TestPrefetchSameAsLsTree(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	repo.Write("main.go", "package main\n")
+	var revs []string
+	commit := func(msg string) { revs = append(revs, repo.Commit(msg)) }
+	commit("no policy files")
+	repo.Write(".config/diffpal/config.yaml", "version: v1\nreview: {block_on: high}\n")
+	repo.Write(".diffpalignore", "vendor/\n")
+	commit("both files")
+	repo.Chmod(".diffpalignore", 0o755)
+	commit("executable ignore file")
+	repo.Remove(".diffpalignore")
+	os.Symlink("main.go", filepath.Join(repo.Dir, ".diffpalignore"))
+	commit("ignore file is a symlink")
+	os.Remove(filepath.Join(repo.Dir, ".diffpalignore"))
+	os.MkdirAll(filepath.Join(repo.Dir, ".diffpalignore"), 0o755)
+	repo.Write(".diffpalignore/x", "x\n")
+	commit("ignore file is a directory")
+	repo.Git("rm", "-rq", ".config", ".diffpalignore")
+	repo.Write(".config", "not a directory\n")
+	commit(".config is a file")
+	repo.Remove(".config")
+	os.MkdirAll(filepath.Join(repo.Dir, ".config"), 0o755)
+	os.Symlink("../x", filepath.Join(repo.Dir, ".config/diffpal"))
+	commit(".config/diffpal is a symlink")
+	os.Remove(filepath.Join(repo.Dir, ".config/diffpal"))
+	repo.Write(".config/diffpal/config.yaml", "version: v1\n")
+	repo.Write(".diffpalignore", strings.Repeat("a/\n", MaxIgnoreBytes/3+1))
+	commit("ignore file over its limit")
+
+	r := Request{Root: repo.Dir, Git: &git.Runner{Dir: repo.Dir}}
+	b, err := r.Git.Blobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	refusals := 0
+	for i, rev := range revs {
+		got, ok := batchSide(b, rev)
+		if !ok {
+			t.Fatalf("commit %d: the batch gave up", i)
+		}
+		for k, f := range prefetched {
+			data, found, err := r.readUncached(ctx, side{name: "head", rev: rev}, f.rel, f.max)
+			want := readResult{data, found, err}
+			if (got[k].err == nil) != (want.err == nil) || got[k].err != nil && got[k].err.Error() != want.err.Error() ||
+				got[k].ok != want.ok || !bytes.Equal(got[k].data, want.data) {
+				t.Errorf("commit %d, %s: batch %q %v %v; ls-tree %q %v %v", i, f.rel, got[k].data, got[k].ok, got[k].err, want.data, want.ok, want.err)
+			}
+			if want.err != nil {
+				refusals++
+			}
+		}
+	}
+	if refusals != 3 { // the symlink, the directory, the size
+		t.Errorf("%d refusals, want 3", refusals)
+	}
+	// A side that is not a full commit id is left to read.
+	if _, ok := batchSide(b, "HEAD"); ok {
+		t.Error("a symbolic revision was read by the batch")
 	}
 }
