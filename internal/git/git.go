@@ -657,11 +657,7 @@ func (r *Runner) ResolveCommit(ctx context.Context, rev string) (string, error) 
 	if strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("invalid revision %q: must not start with '-'", rev)
 	}
-	m := r.commitMemo()
-	m.mu.Lock()
-	sha, ok := m.sha[rev]
-	m.mu.Unlock()
-	if ok {
+	if sha, ok := r.knownCommit(rev); ok {
 		return sha, nil
 	}
 	sha, err := r.line(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
@@ -669,6 +665,19 @@ func (r *Runner) ResolveCommit(ctx context.Context, rev string) (string, error) 
 		return "", fmt.Errorf("unknown revision %q (not a commit in this repository)", rev)
 	}
 	return sha, nil
+}
+
+// knownCommit is ResolveCommit's answer for rev when the runner has it
+// already (LocateRange), without asking git.
+func (r *Runner) knownCommit(rev string) (string, bool) {
+	if strings.HasPrefix(rev, "-") {
+		return "", false
+	}
+	m := r.commitMemo()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sha, ok := m.sha[rev]
+	return sha, ok
 }
 
 // HasCommits reports whether HEAD points at a commit.
@@ -810,12 +819,12 @@ type BlobReader struct {
 	stderr *capped
 }
 
-// Blobs starts a batch reader. Close it when done.
+// Blobs starts a batch reader. Close it when done. `cat-file --batch`
+// (without --filters or --textconv) runs no filter or diff driver, so it
+// starts without waiting for the driver environment, like the noDrivers
+// subcommands: the policy's reads start while git config still runs.
 func (r *Runner) Blobs(ctx context.Context) (*BlobReader, error) {
-	env, err := r.env(ctx)
-	if err != nil {
-		return nil, err
-	}
+	env := baseEnv()
 	args := []string{"cat-file", "--batch"}
 	cmd := r.command(ctx, env, args...)
 	stderr := &capped{max: maxStderr}

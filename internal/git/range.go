@@ -190,7 +190,11 @@ type pendingCommit struct {
 	err  error
 }
 
-// lookupCommits starts resolving each distinct non-empty rev.
+// lookupCommits starts resolving each distinct non-empty rev. A rev the
+// runner already knows (LocateRange) is answered here, without a
+// goroutine: a review resolves its range three times, and on two cores
+// busy with the rules loading a goroutine can wait milliseconds to be run
+// while its caller, on the critical path, waits for it.
 func (r *Runner) lookupCommits(ctx context.Context, revs ...string) commitLookup {
 	look := commitLookup{}
 	for _, rev := range revs {
@@ -199,6 +203,11 @@ func (r *Runner) lookupCommits(ctx context.Context, revs ...string) commitLookup
 		}
 		p := &pendingCommit{done: make(chan struct{})}
 		look[rev] = p
+		if sha, ok := r.knownCommit(rev); ok {
+			p.sha = sha
+			close(p.done)
+			continue
+		}
 		go func() {
 			defer close(p.done)
 			p.sha, p.err = r.ResolveCommit(ctx, rev)
