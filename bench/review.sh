@@ -121,22 +121,34 @@ if ((SMALL_RUNS > 0)); then
 	[[ -d $SMALL/.git ]] || go run ./bench/genrepo -o "$SMALL" -files 2 -lines 10 >/dev/null
 	SB=$(git -C "$SMALL" rev-parse main)
 	SH=$(git -C "$SMALL" rev-parse change)
+	# small BIN... -> one "median, min" line per binary; the binaries' runs
+	# alternate, so a load that comes and goes is shared. Times come from
+	# bash's $EPOCHREALTIME (no date process around each run).
 	small() {
-		local bin=$1 ts=()
+		local -a bins=("$@")
+		local -A ts=()
 		for ((i = 0; i < SMALL_RUNS; i++)); do
-			local t0 t1
-			t0=$(date +%s%N)
-			"$bin" review -C "$SMALL" --base "$SB" --head "$SH" --out-dir "$PWD/$OUT/review-out-small" --color never >/dev/null 2>&1 || true
-			t1=$(date +%s%N)
-			ts+=($(((t1 - t0) / 1000)))
+			for b in "${!bins[@]}"; do
+				local t0 t1
+				t0=$EPOCHREALTIME
+				"${bins[$b]}" review -C "$SMALL" --base "$SB" --head "$SH" --out-dir "$PWD/$OUT/review-out-small" --color never >/dev/null 2>&1 || true
+				t1=$EPOCHREALTIME
+				ts[$b]+="${t0/./} ${t1/./}"$'\n'
+			done
 		done
-		printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median %.1f ms, min %.1f ms", a[int((NR+1)/2)]/1000, a[1]/1000}'
+		for b in "${!bins[@]}"; do
+			printf '%s' "${ts[$b]}" | awk 'NF == 2 {print ($2 - $1) / 1000}' | sort -n |
+				awk '{a[NR]=$1} END {printf "median %.1f ms, min %.1f ms\n", a[int((NR+1)/2)], a[1]}'
+		done
 	}
 	echo
 	echo "10-line change ($(git -C "$SMALL" diff --numstat "$SB" "$SH" | awk '{a+=$1} END {print a}') added lines), $SMALL_RUNS runs, wall incl. process start:"
-	echo "  diffpal review: $(small "$OUT/diffpal")"
 	if [[ -n ${BASELINE_REV:-} ]]; then
-		echo "  diffpal at $BASELINE_REV: $(small "$OUT/diffpal-baseline")"
+		{ read -r new; read -r old; } < <(small "$OUT/diffpal" "$OUT/diffpal-baseline")
+		echo "  diffpal review: $new"
+		echo "  diffpal at $BASELINE_REV: $old (runs alternated with the above)"
+	else
+		echo "  diffpal review: $(small "$OUT/diffpal")"
 	fi
 fi
 
