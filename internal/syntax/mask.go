@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -77,22 +78,68 @@ func (t *Tree) Mask() []byte {
 		}
 	}
 	keepStrings := t.Grammar == "yaml" || t.Grammar == "dockerfile"
-	// The comment and string nodes come from one query run in C: walking
-	// every node from Go costs a cgo call per node, several times the
-	// parse itself on a large change.
+	mask := func(n Node) {
+		switch {
+		case isComment(n.Type()):
+			blank(n.StartByte(), n.EndByte())
+		case !keepStrings:
+			maskString(n, blank)
+		}
+	}
+	for _, n := range t.maskNodes() {
+		mask(n)
+	}
+	return out
+}
+
+// maskWalkBudget is how many bytes of source a process masks by walking
+// trees (maskNodes) before it compiles the grammars' mask queries.
+const maskWalkBudget = 64 << 10
+
+var maskWalked atomic.Int64
+
+// maskNodes returns the tree's comment and string nodes (at any depth,
+// strings inside interpolations too). They come from one query run in C
+// (maskQuery): walking every node from Go costs a cgo call or two per
+// node, several times the parse itself on a large change. But compiling
+// that query costs milliseconds per grammar (tree-sitter analyses it
+// against the whole grammar), most of a small review's matching; so the
+// first 64 KiB a process masks are walked instead, and a grammar whose
+// query is compiled already always uses it. Both find the same nodes
+// (TestMaskWalkSameAsQuery); blanking does not depend on their order.
+func (t *Tree) maskNodes() []Node {
+	if !maskQueryCompiled(t.Grammar) && maskWalked.Add(int64(len(t.src))) <= maskWalkBudget {
+		return t.maskNodesByWalk()
+	}
+	return t.maskNodesByQuery()
+}
+
+// maskNodesByWalk is maskNodes from a walk of every node: the named ones
+// whose type is a comment or string type are what the mask query's
+// patterns, one per such type the grammar has, match.
+func (t *Tree) maskNodesByWalk() []Node {
+	var out []Node
+	t.Root().Walk(func(n Node) bool {
+		if n.IsNamed() {
+			if typ := n.Type(); isComment(typ) || isString(typ) {
+				out = append(out, n)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// maskNodesByQuery is maskNodes from the mask query.
+func (t *Tree) maskNodesByQuery() []Node {
 	q := maskQuery(t.Grammar)
 	if q == nil {
-		return out
+		return nil
 	}
+	var out []Node
 	for _, m := range t.Matches(q, 0, 0) {
 		for _, c := range m.Captures {
-			n := c.Node
-			switch {
-			case isComment(n.Type()):
-				blank(n.StartByte(), n.EndByte())
-			case !keepStrings:
-				maskString(n, blank)
-			}
+			out = append(out, c.Node)
 		}
 	}
 	return out
@@ -140,6 +187,15 @@ var (
 	maskMu      sync.Mutex
 	maskQueries = map[string]*Query{}
 )
+
+// maskQueryCompiled reports whether grammar's mask query exists (or is
+// known not to).
+func maskQueryCompiled(grammar string) bool {
+	maskMu.Lock()
+	defer maskMu.Unlock()
+	_, ok := maskQueries[grammar]
+	return ok
+}
 
 // maskQuery is the query capturing every comment and string node type the
 // grammar has (node type names differ between grammars).
