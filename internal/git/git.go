@@ -863,40 +863,72 @@ func (b *BlobReader) ReadLimit(object string, max int) (data []byte, ok bool, er
 // ReadObject is ReadLimit that also returns the object's type (blob, tree,
 // commit, tag) and size, which are set for an object over max too.
 func (b *BlobReader) ReadObject(object string, max int) (typ string, size int, data []byte, ok bool, err error) {
-	if strings.ContainsAny(object, "\n") {
-		return "", 0, nil, false, fmt.Errorf("invalid object name %q", object)
-	}
-	if _, err := io.WriteString(b.in, object+"\n"); err != nil {
-		return "", 0, nil, false, err
-	}
-	header, err := b.out.ReadString('\n')
+	objs, err := b.ReadObjects([]string{object}, max)
 	if err != nil {
 		return "", 0, nil, false, err
 	}
-	header = strings.TrimSuffix(header, "\n")
-	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
-		return "", 0, nil, false, nil
-	}
-	fields := strings.Fields(header)
-	if len(fields) != 3 {
-		return "", 0, nil, false, fmt.Errorf("git cat-file: unexpected header %q", header)
-	}
-	typ = fields[1]
-	size, err = strconv.Atoi(fields[2])
-	if err != nil || size < 0 {
-		return "", 0, nil, false, fmt.Errorf("git cat-file: bad size in %q", header)
-	}
-	if max >= 0 && size > max {
-		if _, err := io.CopyN(io.Discard, b.out, int64(size)+1); err != nil {
-			return "", 0, nil, false, err
+	o := objs[0]
+	return o.Type, o.Size, o.Data, o.Found, o.Err
+}
+
+// Object is one answer of ReadObjects.
+type Object struct {
+	Type  string // blob, tree, commit, tag; "" when not found
+	Size  int
+	Data  []byte // nil when not found or over the limit
+	Found bool
+	Err   error // ErrBlobTooLarge (wrapped) for an object over the limit
+}
+
+// ReadObjects is ReadObject for several objects in one round trip: the
+// requests are written at once, then the answers read in order, so git
+// answers them without waiting for the caller between each. An error
+// (other than an object over max) leaves the batch out of step: close it.
+func (b *BlobReader) ReadObjects(objects []string, max int) ([]Object, error) {
+	var req strings.Builder
+	for _, o := range objects {
+		if strings.ContainsAny(o, "\n") {
+			return nil, fmt.Errorf("invalid object name %q", o)
 		}
-		return typ, size, nil, false, fmt.Errorf("%s: %d bytes: %w", object, size, ErrBlobTooLarge)
+		req.WriteString(o + "\n")
 	}
-	data = make([]byte, size+1) // content and its trailing newline
-	if _, err := io.ReadFull(b.out, data); err != nil {
-		return "", 0, nil, false, err
+	if _, err := io.WriteString(b.in, req.String()); err != nil {
+		return nil, err
 	}
-	return typ, size, data[:size], true, nil
+	out := make([]Object, len(objects))
+	for i, object := range objects {
+		header, err := b.out.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		header = strings.TrimSuffix(header, "\n")
+		if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
+			continue
+		}
+		fields := strings.Fields(header)
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("git cat-file: unexpected header %q", header)
+		}
+		size, err := strconv.Atoi(fields[2])
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("git cat-file: bad size in %q", header)
+		}
+		o := &out[i]
+		o.Type, o.Size = fields[1], size
+		if max >= 0 && size > max {
+			if _, err := io.CopyN(io.Discard, b.out, int64(size)+1); err != nil {
+				return nil, err
+			}
+			o.Err = fmt.Errorf("%s: %d bytes: %w", object, size, ErrBlobTooLarge)
+			continue
+		}
+		data := make([]byte, size+1) // content and its trailing newline
+		if _, err := io.ReadFull(b.out, data); err != nil {
+			return nil, err
+		}
+		o.Data, o.Found = data[:size], true
+	}
+	return out, nil
 }
 
 // TreeEntry is one entry of a tree object: its mode as git writes it in

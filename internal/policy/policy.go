@@ -231,10 +231,10 @@ func checkEntry(mode, typ string, size, max int64) error {
 }
 
 // prefetch reads the config and the ignore file of each committed side
-// into r.reads, all through one `git cat-file --batch` (batchSide): two
-// ls-tree and a cat-file per file found were three to six git processes
-// on every review's critical path. Errors are not kept: read asks again
-// (one ls-tree per file and side).
+// into r.reads, all through one `git cat-file --batch` in two round
+// trips (batchSides): two ls-tree and a cat-file per file found were
+// three to six git processes on every review's critical path. Errors are
+// not kept: read asks again (one ls-tree per file and side).
 func (r Request) prefetch(ctx context.Context, sides ...side) {
 	var revs []string
 	for _, s := range sides {
@@ -250,13 +250,13 @@ func (r Request) prefetch(ctx context.Context, sides ...side) {
 		return
 	}
 	defer b.Close()
-	for _, rev := range revs {
-		res, ok := batchSide(b, rev)
-		if !ok {
-			return // the batch is out of step or the side unreadable: read asks git again
-		}
+	got, ok := batchSides(b, revs)
+	if !ok {
+		return // the batch is out of step or a side unreadable: read asks git again
+	}
+	for i, rev := range revs {
 		for k, f := range prefetched {
-			r.reads[rev+"\x00"+f.rel] = res[k]
+			r.reads[rev+"\x00"+f.rel] = got[i][k]
 		}
 	}
 }
@@ -267,86 +267,114 @@ var prefetched = []struct {
 	max int64
 }{{config.DefaultPath, int64(yamlsafe.Config.MaxBytes)}, {IgnoreFile, MaxIgnoreBytes}}
 
-// maxTreeBytes bounds a tree object batchSide reads and parses (a root
+// maxTreeBytes bounds a tree object batchSides reads and parses (a root
 // tree of 30,000 entries is about 1 MB; the commit is a stranger's);
 // past it, read asks ls-tree.
 const maxTreeBytes = 1 << 20
 
-// batchSide reads the prefetched files of commit rev (a full hex id)
-// through b: rev's root tree and the trees on the way to each file,
-// parsed for the file's mode and id, then the blob — what ls-tree and
-// cat-file blob answer, with the same refusals (checkEntry). ok is false
-// when anything is not as expected.
-func batchSide(b *git.BlobReader, rev string) ([]readResult, bool) {
-	hashLen := len(rev) / 2
-	if (hashLen != 20 && hashLen != 32) || strings.Trim(rev, "0123456789abcdef") != "" {
+// dirOf is a repository path's directory, "" at the root.
+func dirOf(rel string) string {
+	if d := path.Dir(rel); d != "." {
+		return d
+	}
+	return ""
+}
+
+// batchSides reads the prefetched files of each commit of revs (full hex
+// ids) through b: first the tree of each file's directory (the root tree,
+// rev:.config/diffpal), parsed for the file's mode and id, then the
+// blobs — what ls-tree and cat-file blob answer, with the same refusals
+// (checkEntry). Each round's requests go to git at once. ok is false when
+// anything is not as expected.
+func batchSides(b *git.BlobReader, revs []string) ([][]readResult, bool) {
+	// Round 1: the directories' trees, by rev and directory.
+	var dirs []string // of the prefetched files, "" the root
+	for _, f := range prefetched {
+		if d := dirOf(f.rel); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	var objects []string
+	for _, rev := range revs {
+		if len(rev) != 40 && len(rev) != 64 || strings.Trim(rev, "0123456789abcdef") != "" {
+			return nil, false
+		}
+		for _, d := range dirs {
+			if d == "" {
+				objects = append(objects, rev+"^{tree}")
+			} else {
+				objects = append(objects, rev+":"+d)
+			}
+		}
+	}
+	trees, err := b.ReadObjects(objects, maxTreeBytes)
+	if err != nil {
 		return nil, false
 	}
-	trees := map[string][]git.TreeEntry{} // by path of the directory ("" the root)
-	tree := func(dir, object string) ([]git.TreeEntry, bool) {
-		if t, ok := trees[dir]; ok {
-			return t, true
-		}
-		typ, _, data, found, err := b.ReadObject(object, maxTreeBytes)
-		if err != nil || !found || typ != "tree" {
-			return nil, false
-		}
-		t, err := git.ParseTree(data, hashLen)
-		if err != nil {
-			return nil, false
-		}
-		trees[dir] = t
-		return t, true
-	}
-	out := make([]readResult, len(prefetched))
-	for k, f := range prefetched {
-		entries, ok := tree("", rev+"^{tree}")
-		if !ok {
-			return nil, false
-		}
-		parts := strings.Split(f.rel, "/")
-		var e *git.TreeEntry
-		for i, name := range parts {
-			e = nil
-			for j := range entries {
-				if entries[j].Name == name {
-					e = &entries[j]
-					break
+	// The files' entries; round 2: their blobs.
+	type want struct{ rev, file int }
+	var wants []want
+	var ids []string
+	out := make([][]readResult, len(revs))
+	for i, rev := range revs {
+		out[i] = make([]readResult, len(prefetched))
+		for k, f := range prefetched {
+			d := dirOf(f.rel)
+			t := trees[i*len(dirs)+slices.Index(dirs, d)]
+			switch {
+			case t.Err != nil:
+				return nil, false // a tree over maxTreeBytes
+			case !t.Found || t.Type != "tree":
+				if d == "" {
+					return nil, false // rev has no root tree: not a commit as expected
 				}
+				continue // no such directory (or a file or link there): absent, as ls-tree says
 			}
-			if e == nil || i == len(parts)-1 {
-				break
-			}
-			if e.Mode != "40000" {
-				e = nil // a file or a link where a directory would be: ls-tree lists nothing
-				break
-			}
-			if entries, ok = tree(strings.Join(parts[:i+1], "/"), e.ID); !ok {
+			entries, err := git.ParseTree(t.Data, len(rev)/2)
+			if err != nil {
 				return nil, false
 			}
+			at := slices.IndexFunc(entries, func(e git.TreeEntry) bool { return e.Name == path.Base(f.rel) })
+			if at < 0 {
+				continue // absent
+			}
+			e := entries[at]
+			mode, typ := e.Mode, "blob"
+			switch mode {
+			case "40000":
+				mode, typ = "040000", "tree"
+			case "160000":
+				typ = "commit"
+			}
+			if err := checkEntry(mode, typ, 0, f.max); err != nil {
+				out[i][k] = readResult{err: err}
+				continue
+			}
+			wants = append(wants, want{i, k})
+			ids = append(ids, e.ID)
 		}
-		if e == nil {
-			continue // absent
-		}
-		mode, typ := e.Mode, "blob"
+	}
+	if len(ids) == 0 {
+		return out, true
+	}
+	maxBlob := int64(0)
+	for _, f := range prefetched {
+		maxBlob = max(maxBlob, f.max)
+	}
+	blobs, err := b.ReadObjects(ids, int(maxBlob))
+	if err != nil {
+		return nil, false
+	}
+	for j, w := range wants {
+		o, f := blobs[j], prefetched[w.file]
+		size := int64(o.Size)
 		switch {
-		case mode == "40000":
-			mode, typ = "040000", "tree"
-		case mode == "160000":
-			typ = "commit"
-		}
-		if err := checkEntry(mode, typ, 0, f.max); err != nil {
-			out[k] = readResult{err: err}
-			continue
-		}
-		_, size, data, found, err := b.ReadObject(e.ID, int(f.max))
-		switch {
-		case errors.Is(err, git.ErrBlobTooLarge):
-			out[k] = readResult{err: checkEntry(mode, typ, int64(size), f.max)}
-		case err != nil || !found:
+		case errors.Is(o.Err, git.ErrBlobTooLarge) || o.Found && size > f.max:
+			out[w.rev][w.file] = readResult{err: checkEntry("100644", "blob", size, f.max)}
+		case !o.Found || o.Type != "blob":
 			return nil, false
 		default:
-			out[k] = readResult{data, true, nil}
+			out[w.rev][w.file] = readResult{o.Data, true, nil}
 		}
 	}
 	return out, true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -204,11 +205,17 @@ func TestPrefetchSameAsLsTree(t *testing.T) {
 	}
 	defer b.Close()
 	refusals := 0
+	// All sides in one batch (as a review asks for its two), and each alone.
+	all, ok := batchSides(b, revs)
+	if !ok {
+		t.Fatal("the batch gave up")
+	}
 	for i, rev := range revs {
-		got, ok := batchSide(b, rev)
-		if !ok {
-			t.Fatalf("commit %d: the batch gave up", i)
+		one, ok := batchSides(b, []string{rev})
+		if !ok || !reflect.DeepEqual(one[0], all[i]) {
+			t.Errorf("commit %d alone: %v %+v, in the batch %+v", i, ok, one, all[i])
 		}
+		got := all[i]
 		for k, f := range prefetched {
 			data, found, err := r.readUncached(ctx, side{name: "head", rev: rev}, f.rel, f.max)
 			want := readResult{data, found, err}
@@ -225,7 +232,7 @@ func TestPrefetchSameAsLsTree(t *testing.T) {
 		t.Errorf("%d refusals, want 3", refusals)
 	}
 	// A side that is not a full commit id is left to read.
-	if _, ok := batchSide(b, "HEAD"); ok {
+	if _, ok := batchSides(b, []string{"HEAD"}); ok {
 		t.Error("a symbolic revision was read by the batch")
 	}
 }
