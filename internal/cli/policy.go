@@ -42,8 +42,11 @@ func loadPolicyFor(ctx context.Context, ios *IOStreams, r *git.Runner, co review
 	if rg.Worktree {
 		head = ""
 	}
+	// A diff started ahead lends its cat-file for the policy's reads.
+	batch, give, _ := co.Diff.Lend()
 	pol, err := policy.Load(ctx, policy.Request{Root: root, Git: r, Source: src, Why: why,
-		Base: rg.DiffBase, Head: head, ConfigPath: configPath})
+		Base: rg.DiffBase, Head: head, ConfigPath: configPath, Batch: batch})
+	give()
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}

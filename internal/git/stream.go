@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -91,6 +92,13 @@ type DiffStream struct {
 	sum  []byte
 	size int
 	rerr error
+
+	// Lending (Lend): cat-file is the caller's until release, and the
+	// stream asks it for no blob before.
+	blobsUp  chan struct{} // closed once cat-file started (or failed: blobsErr)
+	blobsErr error
+	lent     chan struct{} // closed by release
+	release  func()
 }
 
 // StartDiffFiles starts DiffFiles(ctx, base, head, _, _, paths...): its
@@ -104,6 +112,8 @@ func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ..
 	d.args = append(d.args, paths...)
 	d.ctx, d.cancel = context.WithCancel(ctx)
 	d.started = make(chan struct{})
+	d.blobsUp, d.lent = make(chan struct{}), make(chan struct{})
+	d.release = sync.OnceFunc(func() { close(d.lent) })
 	go func() {
 		defer close(d.started)
 		d.err = d.startProcesses()
@@ -115,11 +125,22 @@ func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ..
 // feed the one and read the other.
 func (d *DiffStream) startProcesses() error {
 	r := d.r
+	// cat-file first: it needs no driver environment (Blobs), and a
+	// caller may be waiting to borrow it (Lend).
+	d.blobs, d.blobsErr = r.Blobs(d.ctx)
+	close(d.blobsUp)
+	if d.blobsErr != nil {
+		return d.blobsErr
+	}
+	// On a failure below, the borrower (if any) is done before cat-file
+	// is stopped.
+	stop := func() {
+		<-d.lent
+		d.blobs.kill()
+	}
 	env, err := r.env(d.ctx)
 	if err != nil {
-		return err
-	}
-	if d.blobs, err = r.Blobs(d.ctx); err != nil {
+		stop()
 		return err
 	}
 	d.cmd = r.command(d.ctx, env, d.args...)
@@ -127,18 +148,19 @@ func (d *DiffStream) startProcesses() error {
 	d.cmd.Stderr = d.stderr
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {
-		d.blobs.kill()
+		stop()
 		return err
 	}
 	if err := d.cmd.Start(); err != nil {
-		d.blobs.kill()
+		stop()
 		return r.failure(d.ctx, d.args, "", err)
 	}
 
-	// Blob ids go to cat-file through ids.
+	// Blob ids go to cat-file through ids, once cat-file is the stream's.
 	ids := make(chan string, 256)
 	d.werr = make(chan error, 1)
 	go func() {
+		<-d.lent
 		w := bufio.NewWriterSize(d.blobs.in, 16<<10)
 		var err error
 		for id := range ids {
@@ -193,6 +215,24 @@ func (d *DiffStream) For(dir, base, head string, paths []string) bool {
 	return d != nil && !d.used && d.dir == dir && d.base == base && d.head == head && slices.Equal(d.paths, paths)
 }
 
+// Lend gives the caller the stream's `cat-file --batch` until it calls
+// give: the stream asks it for none of the patch's blobs before, so the
+// caller's requests and answers are the only ones in it. A review reads
+// its policy through it instead of starting a git process of its own.
+// The caller must be done with it before Files or Close (which end the
+// lending themselves). ok is false, and give does nothing, when the
+// stream is nil or used, or cat-file did not start.
+func (d *DiffStream) Lend() (b *BlobReader, give func(), ok bool) {
+	if d == nil || d.used {
+		return nil, func() {}, false
+	}
+	<-d.blobsUp
+	if d.blobsErr != nil {
+		return nil, func() {}, false
+	}
+	return d.blobs, d.release, true
+}
+
 // Close stops a stream that was not streamed (its processes are killed
 // and waited for); after Files it does nothing.
 func (d *DiffStream) Close() {
@@ -200,6 +240,7 @@ func (d *DiffStream) Close() {
 		return
 	}
 	d.used = true
+	d.release()
 	d.cancel()
 	if <-d.started; d.err != nil {
 		return
@@ -219,6 +260,7 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 		return PatchInfo{}, errors.New("git: a diff stream is streamed once")
 	}
 	d.used = true
+	d.release()
 	defer d.cancel()
 	if <-d.started; d.err != nil {
 		return PatchInfo{}, d.err

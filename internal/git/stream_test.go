@@ -375,3 +375,59 @@ func TestParseTree(t *testing.T) {
 		t.Errorf("missing path: %q %v %v", typ, ok, err)
 	}
 }
+
+// TestDiffStreamLend: a started diff lends its cat-file: the borrower's
+// requests get their own answers (the stream asks for no blob meanwhile),
+// and the stream then streams the same patch and blobs as ever, whether
+// the borrower gave it back or Files ended the lending.
+func TestDiffStreamLend(t *testing.T) {
+	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	want, err := diffBlobs(ctx, r, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, giveBack := range []bool{true, false} {
+		d := r.StartDiffFiles(ctx, base, head)
+		b, give, ok := d.Lend()
+		if !ok {
+			t.Fatal("no cat-file to lend")
+		}
+		time.Sleep(20 * time.Millisecond) // git diffs meanwhile
+		objs, err := b.ReadObjects([]string{head + "^{tree}", base + ":no/such/file", head + "^{tree}"}, -1)
+		if err != nil || !objs[0].Found || objs[0].Type != "tree" || objs[1].Found || !bytes.Equal(objs[0].Data, objs[2].Data) {
+			t.Fatalf("borrowed reads: %v %+v", err, objs)
+		}
+		if giveBack {
+			give()
+		}
+		got := &patchBlobs{blobs: map[string][]byte{}}
+		_, err = d.Files(-1, func(fd git.FileDiff) error {
+			got.diff = append(got.diff, fd.Patch...)
+			if fd.HasBlob {
+				got.blobs[fd.BlobID] = fd.Blob
+			}
+			return nil
+		})
+		if err != nil || !bytes.Equal(got.diff, want.diff) || !reflect.DeepEqual(got.blobs, want.blobs) {
+			t.Fatalf("gave back %v: streamed %v, %d of %d bytes, %d of %d blobs", giveBack, err, len(got.diff), len(want.diff), len(got.blobs), len(want.blobs))
+		}
+		give() // after Files: nothing left to do
+		if _, _, ok := d.Lend(); ok {
+			t.Error("a streamed diff lent its cat-file")
+		}
+	}
+	var none *git.DiffStream
+	if _, give, ok := none.Lend(); ok {
+		t.Error("a nil stream lent something")
+	} else {
+		give()
+	}
+	// Closed while lent and not given back: Close ends the lending.
+	d := r.StartDiffFiles(ctx, base, head)
+	if _, _, ok := d.Lend(); !ok {
+		t.Fatal("no cat-file to lend")
+	}
+	d.Close()
+}

@@ -91,6 +91,11 @@ type Request struct {
 	Redact func(string) string
 	// NoCompare skips listing the change's policy edits.
 	NoCompare bool
+	// Batch, when set, is a `git cat-file --batch` the caller lends for
+	// reading the committed sides' config and ignore file (the review's
+	// diff started ahead, git.DiffStream.Lend), instead of a git process
+	// of Load's own; Load is done with it when it returns.
+	Batch *git.BlobReader
 
 	// reads memoizes read: Load reads the side it uses, then compare reads
 	// both sides, so each file would otherwise be read (and its git
@@ -231,9 +236,10 @@ func checkEntry(mode, typ string, size, max int64) error {
 }
 
 // prefetch reads the config and the ignore file of each committed side
-// into r.reads, all through one `git cat-file --batch` in two round
-// trips (batchSides): two ls-tree and a cat-file per file found were
-// three to six git processes on every review's critical path. Errors are
+// into r.reads, all through one `git cat-file --batch` (r.Batch, or one
+// of its own) in two round trips (batchSides): two ls-tree and a
+// cat-file per file found were three to six git processes on every
+// review's critical path. Errors are
 // not kept: read asks again (one ls-tree per file and side).
 func (r Request) prefetch(ctx context.Context, sides ...side) {
 	var revs []string
@@ -245,11 +251,14 @@ func (r Request) prefetch(ctx context.Context, sides ...side) {
 	if len(revs) == 0 {
 		return
 	}
-	b, err := r.Git.Blobs(ctx)
-	if err != nil {
-		return
+	b := r.Batch
+	if b == nil {
+		var err error
+		if b, err = r.Git.Blobs(ctx); err != nil {
+			return
+		}
+		defer b.Close()
 	}
-	defer b.Close()
 	got, ok := batchSides(b, revs)
 	if !ok {
 		return // the batch is out of step or a side unreadable: read asks git again
