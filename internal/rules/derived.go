@@ -132,3 +132,15 @@ func encodeDerived() ([]derivedEntry, error) {
 	slices.SortFunc(out, func(a, b derivedEntry) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
+
+// encodeIndexes makes indexSnapshot's content: the literal indexes a load
+// of the built-in rules builds, built afresh.
+func encodeIndexes() ([]indexData, error) {
+	derived.off.Store(true) // build everything
+	defer derived.off.Store(false)
+	s, err := loadNamed(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []indexData{s.lits.data(), s.syn.data(), s.file.data()}, nil
+}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"maps"
 	rsyntax "regexp/syntax"
 	"slices"
 	"strconv"
@@ -346,6 +347,7 @@ func lower(c byte) byte {
 // exactly the same literals (TestLiteralIndexFindsEveryLiteral checks
 // each against strings.Contains).
 type literalIndex struct {
+	lits  []string   // the literals, by id (shared with the caller)
 	words int        // bitset width in uint64s
 	nc    int        // number of byte classes (columns of the table)
 	class [256]uint8 // byte -> class (upper-case ASCII as lower-case)
@@ -389,7 +391,55 @@ type outPair struct {
 }
 
 func newLiteralIndex(lits []string) *literalIndex {
-	x := &literalIndex{words: (len(lits) + 63) / 64}
+	if x := snapshotIndex(lits); x != nil {
+		return x
+	}
+	return buildLiteralIndex(lits)
+}
+
+// indexData is a literal index's automaton as built-time data
+// (snapshot_gen.go): the indexes of the built-in rules' three literal
+// lists, built by buildLiteralIndex at `go generate` time, so loading the
+// rules does not build them again (~2 ms of every review).
+type indexData struct {
+	Lits   []string
+	Words  int
+	NC     int
+	Class  [256]uint8
+	KidAt  []int32
+	Kids   []kid
+	Root   []int32
+	Fail   []int32
+	PairAt []int32
+	Pairs  []outPair
+}
+
+// snapshotIndex is the index of lits from indexSnapshot when it holds
+// that exact list, else nil. The index shares the snapshot's arrays,
+// which nothing writes (the transition table is built apart from them).
+func snapshotIndex(lits []string) *literalIndex {
+	if derived.off.Load() {
+		return nil
+	}
+	for i := range indexSnapshot {
+		d := &indexSnapshot[i]
+		if slices.Equal(d.Lits, lits) {
+			return &literalIndex{lits: d.Lits, words: d.Words, nc: d.NC, class: d.Class, kidAt: d.KidAt, kids: d.Kids, root: d.Root,
+				fail: d.Fail, pairAt: d.PairAt, pairs: d.Pairs}
+		}
+	}
+	return nil
+}
+
+// data is x's automaton as indexData, for the snapshot.
+func (x *literalIndex) data() indexData {
+	return indexData{Lits: x.lits, Words: x.words, NC: x.nc, Class: x.class, KidAt: x.kidAt, Kids: x.kids, Root: x.root,
+		Fail: x.fail, PairAt: x.pairAt, Pairs: x.pairs}
+}
+
+// buildLiteralIndex builds the index of lits.
+func buildLiteralIndex(lits []string) *literalIndex {
+	x := &literalIndex{lits: lits, words: (len(lits) + 63) / 64}
 	if x.words == 0 {
 		x.words = 1
 	}
@@ -694,11 +744,13 @@ func (s *Set) buildPrefilter() {
 			c.synLits = c.query.lits
 			c.synIDs = index(c.synLits)
 			c.gramIDs = nil
-			for g, ls := range c.query.gramLits {
+			// (in grammar order: the literals' ids, and so the index, are
+			// the same on every load, as the snapshot's must be)
+			for _, g := range slices.Sorted(maps.Keys(c.query.gramLits)) {
 				if c.gramIDs == nil {
 					c.gramIDs = map[string][]int{}
 				}
-				c.gramIDs[g] = index(ls)
+				c.gramIDs[g] = index(c.query.gramLits[g])
 			}
 		case c.flow != nil:
 			c.synLits = c.flow.lits

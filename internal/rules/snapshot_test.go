@@ -217,3 +217,26 @@ func TestPackSnapshotStale(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexSnapshot: each literal index in the snapshot is the automaton
+// buildLiteralIndex builds for its literals now, and loading the built-in
+// rules takes all three of its indexes from the snapshot.
+func TestIndexSnapshot(t *testing.T) {
+	if len(indexSnapshot) != 3 {
+		t.Fatalf("indexSnapshot holds %d indexes: run go generate ./internal/rules", len(indexSnapshot))
+	}
+	for i, d := range indexSnapshot {
+		if got := buildLiteralIndex(d.Lits).data(); !reflect.DeepEqual(got, d) {
+			t.Errorf("index %d (%d literals) is not what buildLiteralIndex builds: run go generate ./internal/rules", i, len(d.Lits))
+		}
+	}
+	s, err := loadNamed(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range []*literalIndex{s.lits, s.syn, s.file} {
+		if len(x.kidAt) == 0 || &x.kidAt[0] != &indexSnapshot[i].KidAt[0] {
+			t.Errorf("index %d was built at load, not taken from the snapshot", i)
+		}
+	}
+}
