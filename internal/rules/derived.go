@@ -42,7 +42,8 @@ const (
 )
 
 var derived struct {
-	// off, while generating the table, makes every derivation computed.
+	// off, while generating snapshot_gen.go, makes every derivation
+	// computed and every literal index built (snapshotIndex).
 	off atomic.Bool
 	// record, when set (while generating the table, or a test), gets
 	// every derivation computed or looked up.
