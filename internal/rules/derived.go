@@ -2,7 +2,6 @@ package rules
 
 import (
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,46 +101,4 @@ func recordDerivations() func() (map[string]derivedLits, int) {
 		derived.recording.Store(false)
 		return r, n
 	}
-}
-
-// encodeDerived makes the table's content: every derivation a load of
-// the built-in rules (with its prefilter index and every language's
-// definition patterns) asks for, computed afresh, sorted by key.
-func encodeDerived() ([]derivedEntry, error) {
-	derived.off.Store(true) // compute everything
-	defer derived.off.Store(false)
-	stop := recordDerivations()
-	_, err := loadNamed(nil, nil) // finish builds the prefilter index
-	langs := make([]string, 0, len(defPatterns))
-	for lang := range defPatterns {
-		langs = append(langs, lang)
-	}
-	sort.Strings(langs)
-	for _, lang := range langs {
-		for _, d := range defPatterns[lang] {
-			requiredLiterals(d.re)
-		}
-	}
-	rec, _ := stop()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]derivedEntry, 0, len(rec))
-	for k, v := range rec {
-		out = append(out, derivedEntry{k, v})
-	}
-	slices.SortFunc(out, func(a, b derivedEntry) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
-}
-
-// encodeIndexes makes indexSnapshot's content: the literal indexes a load
-// of the built-in rules builds, built afresh.
-func encodeIndexes() ([]indexData, error) {
-	derived.off.Store(true) // build everything
-	defer derived.off.Store(false)
-	s, err := loadNamed(nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return []indexData{s.lits.data(), s.syn.data(), s.file.data()}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"go/format"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -172,4 +173,74 @@ func generateSnapshot() ([]byte, error) {
 	goLiteral(&b, reflect.ValueOf(indexes))
 	b.WriteString("\n")
 	return format.Source([]byte(b.String()))
+}
+
+func sortedNames(bp map[string][]byte) []string {
+	names := make([]string, 0, len(bp))
+	for n := range bp {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decodeYAMLPacks decodes every embedded pack from its YAML.
+func decodeYAMLPacks(bp map[string][]byte) ([]namedPack, error) {
+	var out []namedPack
+	for _, n := range sortedNames(bp) {
+		p, err := decodeYAMLPack(n, bp[n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// encodeDerived makes the table's content: every derivation a load of
+// the built-in rules (with its prefilter index and every language's
+// definition patterns) asks for, computed afresh, sorted by key.
+func encodeDerived() ([]derivedEntry, error) {
+	derived.off.Store(true) // compute everything
+	defer derived.off.Store(false)
+	stop := recordDerivations()
+	_, err := loadNamed(nil, nil) // finish builds the prefilter index
+	langs := make([]string, 0, len(defPatterns))
+	for lang := range defPatterns {
+		langs = append(langs, lang)
+	}
+	sort.Strings(langs)
+	for _, lang := range langs {
+		for _, d := range defPatterns[lang] {
+			requiredLiterals(d.re)
+		}
+	}
+	rec, _ := stop()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]derivedEntry, 0, len(rec))
+	for k, v := range rec {
+		out = append(out, derivedEntry{k, v})
+	}
+	slices.SortFunc(out, func(a, b derivedEntry) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// encodeIndexes makes indexSnapshot's content: the literal indexes a load
+// of the built-in rules builds, built afresh.
+func encodeIndexes() ([]indexData, error) {
+	derived.off.Store(true) // build everything
+	defer derived.off.Store(false)
+	s, err := loadNamed(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []indexData{s.lits.data(), s.syn.data(), s.file.data()}, nil
+}
+
+// data is x's automaton as indexData, for the snapshot.
+func (x *literalIndex) data() indexData {
+	return indexData{Lits: x.lits, Words: x.words, NC: x.nc, Class: x.class, KidAt: x.kidAt, Kids: x.kids, Root: x.root,
+		Fail: x.fail, PairAt: x.pairAt, Pairs: x.pairs}
 }

@@ -431,12 +431,6 @@ func snapshotIndex(lits []string) *literalIndex {
 	return nil
 }
 
-// data is x's automaton as indexData, for the snapshot.
-func (x *literalIndex) data() indexData {
-	return indexData{Lits: x.lits, Words: x.words, NC: x.nc, Class: x.class, KidAt: x.kidAt, Kids: x.kids, Root: x.root,
-		Fail: x.fail, PairAt: x.pairAt, Pairs: x.pairs}
-}
-
 // buildLiteralIndex builds the index of lits.
 func buildLiteralIndex(lits []string) *literalIndex {
 	x := &literalIndex{lits: lits, words: (len(lits) + 63) / 64}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"sort"
 
 	"github.com/goccy/go-yaml"
 )
@@ -115,44 +114,20 @@ func (p namedPack) fresh() namedPack {
 // the structs it points to, so those structs are copied; its slices and
 // maps are only read, and shared (TestSnapshotUnchangedByLoad).
 func (r Rule) fresh() Rule {
-	if r.Context != nil {
-		c := *r.Context
-		r.Context = &c
-	}
-	if r.Block != nil {
-		b := *r.Block
-		r.Block = &b
-	}
-	if r.Enclosing != nil {
-		e := *r.Enclosing
-		r.Enclosing = &e
-	}
-	if r.Entropy != nil {
-		e := *r.Entropy
-		r.Entropy = &e
-	}
-	if r.Flow != nil {
-		f := *r.Flow
-		if f.UnknownOrigin != nil {
-			u := *f.UnknownOrigin
-			f.UnknownOrigin = &u
-		}
-		if f.ParamOrigin != nil {
-			po := *f.ParamOrigin
-			f.ParamOrigin = &po
-		}
-		r.Flow = &f
+	r.Context, r.Block, r.Enclosing, r.Entropy = copyOf(r.Context), copyOf(r.Block), copyOf(r.Enclosing), copyOf(r.Entropy)
+	if r.Flow = copyOf(r.Flow); r.Flow != nil {
+		r.Flow.UnknownOrigin, r.Flow.ParamOrigin = copyOf(r.Flow.UnknownOrigin), copyOf(r.Flow.ParamOrigin)
 	}
 	return r
 }
 
-func sortedNames(bp map[string][]byte) []string {
-	names := make([]string, 0, len(bp))
-	for n := range bp {
-		names = append(names, n)
+// copyOf is a pointer to a copy of *p, nil for nil.
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
 	}
-	sort.Strings(names)
-	return names
+	c := *p
+	return &c
 }
 
 // decodeYAMLPack decodes one embedded pack from its YAML.
@@ -163,17 +138,4 @@ func decodeYAMLPack(name string, data []byte) (namedPack, error) {
 	}
 	size, sum := yamlID(data)
 	return namedPack{Name: name, YAMLLen: size, YAMLCRC: sum, Pack: p}, nil
-}
-
-// decodeYAMLPacks decodes every embedded pack from its YAML.
-func decodeYAMLPacks(bp map[string][]byte) ([]namedPack, error) {
-	var out []namedPack
-	for _, n := range sortedNames(bp) {
-		p, err := decodeYAMLPack(n, bp[n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }
