@@ -255,8 +255,18 @@ type patchBlobs struct {
 }
 
 func diffBlobs(ctx context.Context, r *git.Runner, base, head string, paths ...string) (*patchBlobs, error) {
+	p, each := collectBlobs()
+	if _, err := r.DiffFiles(ctx, base, head, -1, each, paths...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// collectBlobs returns a patchBlobs and the DiffFiles callback (no blob
+// limit) that fills it.
+func collectBlobs() (*patchBlobs, func(git.FileDiff) error) {
 	p := &patchBlobs{blobs: map[string][]byte{}}
-	_, err := r.DiffFiles(ctx, base, head, -1, func(fd git.FileDiff) error {
+	return p, func(fd git.FileDiff) error {
 		p.diff = append(p.diff, fd.Patch...)
 		if fd.HasBlob {
 			if fd.Truncated || len(fd.Blob) != fd.BlobSize {
@@ -265,11 +275,7 @@ func diffBlobs(ctx context.Context, r *git.Runner, base, head string, paths ...s
 			p.blobs[fd.BlobID] = fd.Blob
 		}
 		return nil
-	}, paths...)
-	if err != nil {
-		return nil, err
 	}
-	return p, nil
 }
 
 // TestDiffFilesLimit: a blob over the limit arrives as its head with its
@@ -402,14 +408,8 @@ func TestDiffStreamLend(t *testing.T) {
 		if giveBack {
 			give()
 		}
-		got := &patchBlobs{blobs: map[string][]byte{}}
-		_, err = d.Files(-1, func(fd git.FileDiff) error {
-			got.diff = append(got.diff, fd.Patch...)
-			if fd.HasBlob {
-				got.blobs[fd.BlobID] = fd.Blob
-			}
-			return nil
-		})
+		got, each := collectBlobs()
+		_, err = d.Files(-1, each)
 		if err != nil || !bytes.Equal(got.diff, want.diff) || !reflect.DeepEqual(got.blobs, want.blobs) {
 			t.Fatalf("gave back %v: streamed %v, %d of %d bytes, %d of %d blobs", giveBack, err, len(got.diff), len(want.diff), len(got.blobs), len(want.blobs))
 		}
