@@ -856,19 +856,11 @@ var ErrBlobTooLarge = errors.New("object larger than the limit")
 // A larger object is skipped unread — its bytes are discarded, so the
 // batch stays in step — and ErrBlobTooLarge is returned.
 func (b *BlobReader) ReadLimit(object string, max int) (data []byte, ok bool, err error) {
-	_, _, data, ok, err = b.ReadObject(object, max)
-	return data, ok, err
-}
-
-// ReadObject is ReadLimit that also returns the object's type (blob, tree,
-// commit, tag) and size, which are set for an object over max too.
-func (b *BlobReader) ReadObject(object string, max int) (typ string, size int, data []byte, ok bool, err error) {
 	objs, err := b.ReadObjects([]string{object}, max)
 	if err != nil {
-		return "", 0, nil, false, err
+		return nil, false, err
 	}
-	o := objs[0]
-	return o.Type, o.Size, o.Data, o.Found, o.Err
+	return objs[0].Data, objs[0].Found, objs[0].Err
 }
 
 // Object is one answer of ReadObjects.
@@ -880,9 +872,10 @@ type Object struct {
 	Err   error // ErrBlobTooLarge (wrapped) for an object over the limit
 }
 
-// ReadObjects is ReadObject for several objects in one round trip: the
-// requests are written at once, then the answers read in order, so git
-// answers them without waiting for the caller between each. An error
+// ReadObjects is ReadLimit for several objects in one round trip, with
+// each object's type and size (set for one over max too): the requests
+// are written at once, then the answers read in order, so git answers
+// them without waiting for the caller between each. An error
 // (other than an object over max) leaves the batch out of step: close it.
 func (b *BlobReader) ReadObjects(objects []string, max int) ([]Object, error) {
 	var req strings.Builder

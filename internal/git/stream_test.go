@@ -347,11 +347,14 @@ func TestParseTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	typ, _, data, ok, err := b.ReadObject(head+"^{tree}", -1)
-	if err != nil || !ok || typ != "tree" {
-		t.Fatalf("root tree: %q %v %v", typ, ok, err)
+	objs, err := b.ReadObjects([]string{head + "^{tree}", head + ":nothing"}, -1)
+	if err != nil || !objs[0].Found || objs[0].Type != "tree" {
+		t.Fatalf("root tree: %+v %v", objs, err)
 	}
-	got, err := git.ParseTree(data, len(head)/2)
+	if o := objs[1]; o.Found || o.Err != nil || o.Type != "" {
+		t.Errorf("missing path: %+v", o)
+	}
+	got, err := git.ParseTree(objs[0].Data, len(head)/2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,9 +379,6 @@ func TestParseTree(t *testing.T) {
 		if _, err := git.ParseTree([]byte(bad), 20); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
-	}
-	if typ, _, _, ok, err := b.ReadObject(head+":nothing", -1); ok || err != nil || typ != "" {
-		t.Errorf("missing path: %q %v %v", typ, ok, err)
 	}
 }
 
