@@ -111,6 +111,7 @@ func compileFlow(r *Rule, eager bool) error {
 		sinkSrcs = append(sinkSrcs, src)
 	}
 	fr.lits = prefilterOf(sinkSrcs, r.Prefilter)
+	r.c.gramLits = grammarLiterals(fr.sinks)
 	for _, lang := range sortedKeys(f.Sources) {
 		src := f.Sources[lang]
 		if !strings.Contains(src, "@source") {

@@ -332,12 +332,10 @@ func (s *Set) syntaxRules(fc *fileCtx, g string, eligible []uint64, facts *fileF
 			continue
 		}
 		ok := hasLiteral(winBits, c.synIDs, c.synLits, win, false)
-		if ok && c.query != nil {
-			// The grammar's own literals, in the whole file: a
-			// predicate's capture may stand outside the window.
-			if gl := c.query.gramLits[g]; gl != nil {
-				ok = hasLiteral(whole(), c.gramIDs[g], gl, fc.raw, false)
-			}
+		// The grammar's own literals, in the whole file: a predicate's
+		// capture may stand outside the window.
+		if gl := c.gramLits[g]; ok && gl != nil {
+			ok = hasLiteral(whole(), c.gramIDs[g], gl, fc.raw, false)
 		}
 		if ok && c.valLits != nil {
 			ok = hasLiteral(whole(), c.valIDs, c.valLits, fc.raw, c.valFold)

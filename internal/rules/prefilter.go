@@ -737,20 +737,22 @@ func (s *Set) buildPrefilter() {
 		case c.query != nil:
 			c.synLits = c.query.lits
 			c.synIDs = index(c.synLits)
-			c.gramIDs = nil
-			// (in grammar order: the literals' ids, and so the index, are
-			// the same on every load, as the snapshot's must be)
-			for _, g := range slices.Sorted(maps.Keys(c.query.gramLits)) {
-				if c.gramIDs == nil {
-					c.gramIDs = map[string][]int{}
-				}
-				c.gramIDs[g] = index(c.query.gramLits[g])
-			}
 		case c.flow != nil:
 			c.synLits = c.flow.lits
 			c.synIDs = index(c.synLits)
 			c.valLits, c.valFold = c.flow.valueLits, c.flow.valueFold
 			c.valIDs = index(c.valLits)
+		}
+		if c != nil {
+			c.gramIDs = nil
+			// (in grammar order: the literals' ids, and so the index, are
+			// the same on every load, as the snapshot's must be)
+			for _, g := range slices.Sorted(maps.Keys(c.gramLits)) {
+				if c.gramIDs == nil {
+					c.gramIDs = map[string][]int{}
+				}
+				c.gramIDs[g] = index(c.gramLits[g])
+			}
 		}
 	}
 	s.syn = newLiteralIndex(lits)

@@ -15,13 +15,6 @@ import (
 type queryRule struct {
 	byGrammar map[string]string // grammar -> query source, compiled on first use
 	lits      []string          // nil: no literal could be derived, always parse
-	// gramLits holds, by grammar, the literals derived from that
-	// grammar's query alone (nil: none derivable): of which one must
-	// occur in the file for the query to match at all. They narrow lits,
-	// which an explicit prefilter states for every language at once
-	// ("secure" lets a Go file with InsecureSkipVerify parse for the
-	// cookie rule, whose Go query needs Cookie or SetCookie).
-	gramLits map[string][]string
 }
 
 // compiled returns the query for grammar g, compiling it on first use
@@ -183,6 +176,26 @@ func prefilterOf(srcs, explicit []string) []string {
 	return out
 }
 
+// grammarLiterals derives, for each grammar of a syntax rule, the
+// literals of its own query (a query rule's, a flow rule's sink) of which
+// one must occur in a file for that query to match at all; a grammar
+// whose query has a pattern without literals has none. They narrow the
+// rule's prefilter, which an explicit prefilter states for every
+// language at once ("secure" let a Go file with InsecureSkipVerify parse
+// for the cookie rule, whose Go query needs Cookie or SetCookie).
+func grammarLiterals(byGrammar map[string]string) map[string][]string {
+	var out map[string][]string
+	for g, src := range byGrammar {
+		if lits := queryLiterals(src); lits != nil {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[g] = lits
+		}
+	}
+	return out
+}
+
 func unquoteQuery(s string) string {
 	return strings.NewReplacer(`\\`, `\`, `\"`, `"`).Replace(s)
 }
@@ -203,7 +216,7 @@ func compileQuery(r *Rule, eager bool) error {
 	if r.Block != nil || r.Enclosing != nil || r.Context != nil || r.Entropy != nil || r.Check != "" {
 		return ferr("query", "cannot be combined with block, enclosing, context, entropy or check: the query states the structure")
 	}
-	qr := &queryRule{byGrammar: map[string]string{}, gramLits: map[string][]string{}}
+	qr := &queryRule{byGrammar: map[string]string{}}
 	keys := make([]string, 0, len(r.Query))
 	for k := range r.Query {
 		keys = append(keys, k)
@@ -219,7 +232,6 @@ func compileQuery(r *Rule, eager bool) error {
 		if !strings.Contains(src, "@match") {
 			return ferr("query."+lang, "needs a @match capture: the node the finding is about")
 		}
-		lits := queryLiterals(src)
 		for _, g := range gs {
 			if eager {
 				if _, err := syntax.CachedQuery(g, src); err != nil {
@@ -227,14 +239,12 @@ func compileQuery(r *Rule, eager bool) error {
 				}
 			}
 			qr.byGrammar[g] = src
-			if lits != nil {
-				qr.gramLits[g] = lits
-			}
 		}
 		srcs = append(srcs, src)
 	}
 	qr.lits = prefilterOf(srcs, r.Prefilter)
 	r.c.query = qr
+	r.c.gramLits = grammarLiterals(qr.byGrammar)
 	return nil
 }
 

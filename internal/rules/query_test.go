@@ -167,7 +167,8 @@ func TestSyntaxRulesHaveAPrefilter(t *testing.T) {
 // every language at once; a file is parsed for the rule only when its
 // own grammar's query literals occur in it too (anywhere in the file: a
 // predicate's capture may stand far above the change). A grammar whose
-// query has a pattern without literals is not narrowed.
+// query has a pattern without literals is not narrowed. Flow rules' sink
+// queries likewise.
 func TestQueryGrammarLiterals(t *testing.T) {
 	pack := `pack: t
 rules:
@@ -196,6 +197,30 @@ rules:
         code: |
           package a
           var c = &tls.Config{InsecureSkipVerify: true}
+  - id: t.redirect
+    profile: security_reviewer
+    category: security
+    severity: medium
+    confidence: 0.8
+    title: t
+    message: t
+    impact: t
+    suggestion: t
+    prefilter: [open, Redirect]
+    flow:
+      sink:
+        go: |
+          (call_expression function: (selector_expression field: (field_identifier) @f) arguments: (argument_list (_) (_) @arg) (#eq? @f "Redirect")) @sink
+    positive:
+      - path: a.go
+        code: |
+          package a
+          func f(w W, r R) { http.Redirect(w, r.URL.Query().Get("u")) }
+    negative:
+      - path: a.go
+        code: |
+          package a
+          func f() { reopen(name) }
 `
 	s, err := LoadPacks([]string{"t.yaml"}, [][]byte{[]byte(pack)})
 	if err != nil {
@@ -225,6 +250,20 @@ rules:
 		got := s.syntaxRules(fc, g, s.eligibleRules(f.Language, nil), newFileFacts(s, f))
 		if parse := got[s.byID["t.cookie"]]; parse != c.parse {
 			t.Errorf("%s %.60q: parse for t.cookie = %v, want %v", c.path, c.code, parse, c.parse)
+		}
+	}
+	// A flow rule's sink query narrows its explicit prefilter the same way.
+	for _, c := range []struct {
+		code  string
+		parse bool
+	}{
+		{"package a\nfunc f() { reopen(name) }\n", false},
+		{"package a\nfunc f(w W, r R) { http.Redirect(w, r.URL.Query().Get(\"u\")) }\n", true},
+	} {
+		f := DiffFile("a.go", nil, []byte(c.code))
+		got := s.syntaxRules(newFileCtx(f), "go", s.eligibleRules(f.Language, nil), newFileFacts(s, f))
+		if parse := got[s.byID["t.redirect"]]; parse != c.parse {
+			t.Errorf("%.60q: parse for t.redirect = %v, want %v", c.code, parse, c.parse)
 		}
 	}
 }

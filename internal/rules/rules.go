@@ -244,9 +244,10 @@ type compiled struct {
 	synLits, valLits []string
 	synIDs, valIDs   []int
 	valFold          bool
-	// gramIDs: the ids of a query rule's per-grammar literals
-	// (queryRule.gramLits), by grammar.
-	gramIDs map[string][]int
+	// gramLits are a syntax rule's literals by grammar (grammarLiterals),
+	// looked for in the whole file; gramIDs their ids in the syntax index.
+	gramLits map[string][]string
+	gramIDs  map[string][]int
 
 	fileReqLits, fileUnlessLits []string // prefilters of file_requires/file_unless
 	fileReqIDs, fileUnlessIDs   []int    // their ids in Set.file
