@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system tools diffpal's tests and benchmarks need (jq for the
-# seed's consumer examples, GNU time for peak-memory figures, a C compiler
-# for the tree-sitter grammars diffpal is built with through cgo, Debian's
+# seed's consumer examples, GNU time for peak-memory figures, a C and C++
+# compiler for the tree-sitter grammars diffpal is built with through cgo, Debian's
 # chromium for the report.html browser test, Debian's postgresql for the
 # PostgreSQL session store tests, which start a private throw-away cluster
 # with its initdb and postgres binaries). Go modules
