@@ -26,7 +26,31 @@ import (
 // Canonicalize re-encodes the JSON text data in canonical form. Duplicate
 // object keys and numbers outside the IEEE 754 double range are rejected,
 // as RFC 8785 requires.
+//
+// Valid JSON is re-encoded in one pass over its bytes (canonicalizer);
+// anything else, and a document with a duplicate key, goes through
+// encoding/json's tokenizer (canonicalizeTokens), which words the error.
+// Request hashes canonicalize every mutating call's arguments, and the
+// tokenizer's allocation per token made that most of a hash's cost.
+// TestCanonicalizeSameAsTokens and FuzzCanonicalize compare the two.
 func Canonicalize(data []byte) ([]byte, error) {
+	if !json.Valid(data) {
+		return canonicalizeTokens(data)
+	}
+	c := canonicalizer{data: data}
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := c.value(&buf); err != nil {
+		if errors.Is(err, errDuplicate) {
+			return canonicalizeTokens(data)
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// canonicalizeTokens is Canonicalize through encoding/json's tokenizer.
+func canonicalizeTokens(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var buf bytes.Buffer
@@ -37,6 +61,198 @@ func Canonicalize(data []byte) ([]byte, error) {
 		return nil, errors.New("jcs: trailing data after JSON value")
 	}
 	return buf.Bytes(), nil
+}
+
+var errDuplicate = errors.New("jcs: duplicate object key")
+
+// canonicalizer re-encodes JSON text that json.Valid accepted.
+type canonicalizer struct {
+	data []byte
+	i    int
+}
+
+func (c *canonicalizer) space() {
+	for c.i < len(c.data) {
+		switch c.data[c.i] {
+		case ' ', '\t', '\r', '\n':
+			c.i++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonicalizer) value(buf *bytes.Buffer) error {
+	c.space()
+	switch c.data[c.i] {
+	case '{':
+		return c.object(buf)
+	case '[':
+		c.i++
+		buf.WriteByte('[')
+		c.space()
+		if c.data[c.i] == ']' {
+			c.i++
+			buf.WriteByte(']')
+			return nil
+		}
+		for {
+			if err := c.value(buf); err != nil {
+				return err
+			}
+			c.space()
+			if c.data[c.i] == ']' {
+				c.i++
+				buf.WriteByte(']')
+				return nil
+			}
+			c.i++ // ','
+			buf.WriteByte(',')
+		}
+	case '"':
+		s, err := c.str()
+		if err != nil {
+			return err
+		}
+		writeString(buf, s)
+	case 't':
+		c.i += 4
+		buf.WriteString("true")
+	case 'f':
+		c.i += 5
+		buf.WriteString("false")
+	case 'n':
+		c.i += 4
+		buf.WriteString("null")
+	default:
+		start := c.i
+		for c.i < len(c.data) && strings.IndexByte("+-0123456789.eE", c.data[c.i]) >= 0 {
+			c.i++
+		}
+		t := string(c.data[start:c.i])
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return fmt.Errorf("jcs: number %s: %w", t, err)
+		}
+		n, err := FormatNumber(f)
+		if err != nil {
+			return err
+		}
+		buf.WriteString(n)
+	}
+	return nil
+}
+
+// str decodes the string at c.i as encoding/json does: a string without
+// escapes that is valid UTF-8 is its bytes; any other is decoded by
+// encoding/json itself (escapes, surrogates, invalid UTF-8).
+func (c *canonicalizer) str() (string, error) {
+	start := c.i
+	plain := true
+	for c.i++; ; c.i++ {
+		b := c.data[c.i]
+		if b == '\\' {
+			plain = false
+			c.i++
+			continue
+		}
+		if b == '"' {
+			break
+		}
+		if b >= utf8.RuneSelf {
+			plain = false
+		}
+	}
+	c.i++
+	raw := c.data[start:c.i]
+	if plain || utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("jcs: %w", err)
+	}
+	return s, nil
+}
+
+// span is one member of an object being canonicalized: its key and where
+// its canonical "key":value was written.
+type span struct {
+	key        string
+	start, end int
+}
+
+func (c *canonicalizer) object(buf *bytes.Buffer) error {
+	c.i++ // '{'
+	buf.WriteByte('{')
+	base := buf.Len()
+	var members []span
+	c.space()
+	if c.data[c.i] != '}' {
+		for {
+			if len(members) > 0 {
+				buf.WriteByte(',')
+			}
+			c.space()
+			key, err := c.str()
+			if err != nil {
+				return err
+			}
+			start := buf.Len()
+			writeString(buf, key)
+			buf.WriteByte(':')
+			c.space()
+			c.i++ // ':'
+			if err := c.value(buf); err != nil {
+				return err
+			}
+			members = append(members, span{key: key, start: start, end: buf.Len()})
+			c.space()
+			if c.data[c.i] == '}' {
+				break
+			}
+			c.i++ // ','
+		}
+	}
+	c.i++ // '}'
+	if !slices.IsSortedFunc(members, compareSpans) {
+		slices.SortStableFunc(members, compareSpans)
+		// Written in document order: write them again in key order.
+		written := bytes.Clone(buf.Bytes()[base:])
+		buf.Truncate(base)
+		for k, m := range members {
+			if k > 0 {
+				buf.WriteByte(',')
+			}
+			buf.Write(written[m.start-base : m.end-base])
+		}
+	}
+	for k := 1; k < len(members); k++ {
+		if members[k].key == members[k-1].key {
+			return errDuplicate
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// compareSpans orders keys by their UTF-16 code units (RFC 8785 §3.2.3),
+// which is byte order unless a key has a character outside the BMP and
+// the other one at or above U+E000 there.
+func compareSpans(a, b span) int {
+	if isASCII(a.key) && isASCII(b.key) {
+		return strings.Compare(a.key, b.key)
+	}
+	return slices.Compare(utf16.Encode([]rune(a.key)), utf16.Encode([]rune(b.key)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Marshal encodes v with encoding/json and canonicalizes the result.

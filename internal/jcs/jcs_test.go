@@ -112,12 +112,36 @@ func TestSHA256HexOfStruct(t *testing.T) {
 	}
 }
 
+// sameAsTokensInputs are documents for comparing Canonicalize with the
+// tokenizer's canonical form.
+var sameAsTokensInputs = []string{`{"b":1,"a":[true,null,"x"]}`, `1e21`, `"\u00e9\n"`, `{"\ud83d\ude00":0.1}`,
+	`{"a":1,"a":2}`, `{"b":{"y":1,"x":2},"a":[{"d":0,"c":-0.0}]}`, "\"\xff\xfe\"", `"\ud800"`, `"\udc00\ud800x"`,
+	"{\"\xe9\":1,\"e\":2,\"\xc3\xa9\":3}", `{"\ufb33":1,"\ud83d\ude00":2,"\u20ac":3}`, ` [ 1 , 2.50 , -3e-7 , 1E400 ] `,
+	`{"x":{"a":1,"a":1}}`, `[]`, `{}`, ` "" `, `[[],[{}],{"":""}]`, `{"a":"\"\\\/\b\f\n\r\t\u0000\u001f\u007f"}`,
+	`123456789012345678901234567890`, `-0`, `0.1e1`, `{"a" :1 , "b":2}`, `tru`, `{"a":1`, `[1] [2]`, ``}
+
+// TestCanonicalizeSameAsTokens compares the one-pass canonicalizer with
+// encoding/json's tokenizer: the same output, or the same error.
+func TestCanonicalizeSameAsTokens(t *testing.T) {
+	for _, in := range sameAsTokensInputs {
+		out, err := Canonicalize([]byte(in))
+		slow, slowErr := canonicalizeTokens([]byte(in))
+		if (err == nil) != (slowErr == nil) || err != nil && err.Error() != slowErr.Error() || string(out) != string(slow) {
+			t.Errorf("%q: Canonicalize = %q, %v; the tokenizer's = %q, %v", in, out, err, slow, slowErr)
+		}
+	}
+}
+
 func FuzzCanonicalize(f *testing.F) {
-	for _, s := range []string{`{"b":1,"a":[true,null,"x"]}`, `1e21`, `"\u00e9\n"`, `{"\ud83d\ude00":0.1}`} {
+	for _, s := range sameAsTokensInputs {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := Canonicalize(data)
+		slow, slowErr := canonicalizeTokens(data)
+		if (err == nil) != (slowErr == nil) || err != nil && err.Error() != slowErr.Error() || string(out) != string(slow) {
+			t.Fatalf("%q: Canonicalize = %q, %v; the tokenizer's = %q, %v", data, out, err, slow, slowErr)
+		}
 		if err != nil {
 			return
 		}

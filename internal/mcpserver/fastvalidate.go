@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/diffpalhq/diffpal/internal/qa"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -36,7 +36,7 @@ type fastSchema struct {
 	constant   *fastConst
 	minLength  int // -1: none
 	maxLength  int
-	pattern    *regexp.Regexp
+	pattern    func(string) bool
 	minimum    *float64
 	maximum    *float64
 	minItems   int // -1: none
@@ -168,11 +168,13 @@ func compileFastMap(m map[string]any) (*fastSchema, error) {
 			if !ok {
 				return nil, fmt.Errorf("pattern %T", v)
 			}
-			re, err := regexp.Compile(p) // as jsonschema-go's Resolve
+			// Compiled as jsonschema-go's Resolve does, or the same
+			// pattern written out (qa.PatternMatcher).
+			m, err := qa.PatternMatcher(p)
 			if err != nil {
 				return nil, err
 			}
-			fs.pattern = re
+			fs.pattern = m
 		case "minimum", "maximum":
 			f, ok := v.(float64)
 			if !ok {
@@ -562,7 +564,7 @@ func (fs *fastSchema) checkString(s string) bool {
 			return false
 		}
 	}
-	return fs.pattern == nil || fs.pattern.MatchString(s)
+	return fs.pattern == nil || fs.pattern(s)
 }
 
 func (fs *fastSchema) checkBool(b bool) bool {

@@ -12,6 +12,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -293,8 +294,8 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int6
 	default:
 		return invalid("a message must be a JSON object")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil {
+	fields, ok := topMembers(line)
+	if !ok {
 		return invalid("a message must be a JSON object")
 	}
 	rawID, hasID := fields["id"]
@@ -345,6 +346,105 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int6
 		return invalid(err.Error())
 	}
 	return m, nil, 0, ""
+}
+
+// topMembers is json.Unmarshal(line, &map[string]json.RawMessage{}) for a
+// line json.Valid accepted, in one pass that copies nothing: a message's
+// members are only looked at (the SDK decodes the message itself), and a
+// start's arguments are ten or more kilobytes. Keys with escapes are
+// decoded by encoding/json; a repeated key keeps its last value, as there.
+// ok is false when line is not an object. TestTopMembers compares it with
+// json.Unmarshal.
+func topMembers(line []byte) (fields map[string]json.RawMessage, ok bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return nil, false
+	}
+	fields = map[string]json.RawMessage{}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return fields, true
+	}
+	for i < len(line) && line[i] == '"' {
+		end := skipValue(line, i)
+		key := string(line[i+1 : end-1])
+		if bytes.IndexByte(line[i:end], '\\') >= 0 || !utf8.Valid(line[i:end]) {
+			if json.Unmarshal(line[i:end], &key) != nil {
+				return nil, false
+			}
+		}
+		i = skipSpace(line, end)
+		if i >= len(line) || line[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(line, i+1)
+		end = skipValue(line, i)
+		fields[key] = json.RawMessage(line[i:end:end])
+		i = skipSpace(line, end)
+		if i < len(line) && line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
+		}
+		return fields, i < len(line) && line[i] == '}'
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i] (b is
+// valid JSON).
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// A number, true, false or null.
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the end of the JSON string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
 }
 
 // idValue classifies a raw JSON id: "string", "integer" (exactly

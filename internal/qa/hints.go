@@ -73,15 +73,24 @@ func HintRules() []HintRule {
 // declaration order. Hints never restrict what the host may select.
 func RecommendProfiles(changedFiles []string) []Profile {
 	hit := map[Profile]bool{}
-	for _, r := range HintRules() {
+	// Each file's name parts are worked out once, not once per rule: a
+	// review-bound start has up to 500 changed files.
+	files := make([]hintFile, len(changedFiles))
+	for i, f := range changedFiles {
+		files[i] = newHintFile(f)
+	}
+	for _, r := range hintRules {
+		if hit[r.Profile] {
+			continue
+		}
 		if r.MinChangedFiles > 0 {
 			if len(changedFiles) >= r.MinChangedFiles {
 				hit[r.Profile] = true
 			}
 			continue
 		}
-		for _, f := range changedFiles {
-			if r.matches(f) {
+		for i := range files {
+			if r.matches(&files[i]) {
 				hit[r.Profile] = true
 				break
 			}
@@ -96,38 +105,57 @@ func RecommendProfiles(changedFiles []string) []Profile {
 	return out
 }
 
-func (r HintRule) matches(file string) bool {
+// hintRules is HintRules(), made once; RecommendProfiles only reads it.
+var hintRules = HintRules()
+
+// hintFile is a changed file's name, in the parts HintRule criteria match.
+type hintFile struct {
+	file, base, lbase string
+	dirs              []string // lower-cased, made on first use
+	tokens            []string // pathTokens, made on first use
+	dirsDone, tokDone bool
+}
+
+func newHintFile(file string) hintFile {
 	file = strings.ReplaceAll(file, "\\", "/")
 	base := path.Base(file)
-	lbase := strings.ToLower(base)
+	return hintFile{file: file, base: base, lbase: strings.ToLower(base)}
+}
+
+func (r HintRule) matches(f *hintFile) bool {
 	for _, e := range r.Extensions {
-		if strings.HasSuffix(lbase, e) && len(lbase) > len(e) {
+		if strings.HasSuffix(f.lbase, e) && len(f.lbase) > len(e) {
 			return true
 		}
 	}
-	if slices.Contains(r.FileNames, lbase) {
+	if slices.Contains(r.FileNames, f.lbase) {
 		return true
 	}
 	for _, s := range r.NameSuffixes {
-		if strings.HasSuffix(base, s) {
+		if strings.HasSuffix(f.base, s) {
 			return true
 		}
 	}
 	for _, s := range r.NamePrefixes {
-		if strings.HasPrefix(base, s) {
+		if strings.HasPrefix(f.base, s) {
 			return true
 		}
 	}
 	if len(r.Directories) > 0 {
-		dirs := strings.Split(strings.ToLower(path.Dir(file)), "/")
-		for _, d := range dirs {
+		if !f.dirsDone {
+			f.dirs, f.dirsDone = strings.Split(strings.ToLower(path.Dir(f.file)), "/"), true
+		}
+		for _, d := range f.dirs {
 			if slices.Contains(r.Directories, d) {
 				return true
 			}
 		}
 	}
 	if len(r.PathTokens) > 0 {
-		for _, tok := range pathTokens(file) {
+		if !f.tokDone {
+			f.tokens, f.tokDone = pathTokens(f.file), true
+		}
+		for _, tok := range f.tokens {
 			if slices.Contains(r.PathTokens, tok) {
 				return true
 			}

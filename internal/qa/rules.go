@@ -1,7 +1,6 @@
 package qa
 
 import (
-	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -178,21 +177,125 @@ func constrained() map[reflect.Type]map[string]Rule {
 // compiledRules is the rule table with its patterns compiled, built once.
 type compiledRules struct {
 	rules    map[reflect.Type]map[string]Rule
-	patterns map[string]*regexp.Regexp
+	patterns map[string]func(string) bool
 	enums    map[reflect.Type][]string
+	// plans: each struct type's fields as checkRules walks them, made
+	// once per type (sync.Map: reflect.Type -> []fieldPlan).
+	plans sync.Map
 }
 
 var ruleTable = sync.OnceValue(func() *compiledRules {
-	t := &compiledRules{rules: constrained(), patterns: map[string]*regexp.Regexp{}, enums: EnumValues()}
+	t := &compiledRules{rules: constrained(), patterns: map[string]func(string) bool{}, enums: EnumValues()}
 	for _, fields := range t.rules {
 		for _, r := range fields {
 			if r.Pattern != "" && t.patterns[r.Pattern] == nil {
-				t.patterns[r.Pattern] = regexp.MustCompile(r.Pattern)
+				m, err := PatternMatcher(r.Pattern)
+				if err != nil {
+					panic(err) // the table's own patterns (TestPatternMatchers)
+				}
+				t.patterns[r.Pattern] = m
 			}
 		}
 	}
 	return t
 })
+
+// fieldPlan is one JSON field of a struct type, with its rule.
+type fieldPlan struct {
+	index int
+	name  string
+	rule  Rule
+	has   bool
+	// walk: a struct, a pointer to one or a list of them, which a deep
+	// check descends into.
+	walk bool
+}
+
+func (t *compiledRules) plan(rt reflect.Type) []fieldPlan {
+	if p, ok := t.plans.Load(rt); ok {
+		return p.([]fieldPlan)
+	}
+	fields := t.rules[rt]
+	var plan []fieldPlan
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name := JSONName(f)
+		if name == "" {
+			continue
+		}
+		r, has := fields[name]
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		walk := isStructish(ft) || ft.Kind() == reflect.Slice && isStructish(ft.Elem())
+		plan = append(plan, fieldPlan{index: i, name: name, rule: r, has: has, walk: walk})
+	}
+	p, _ := t.plans.LoadOrStore(rt, plan)
+	return p.([]fieldPlan)
+}
+
+// PatternMatcher returns a matcher for pattern: written out for the
+// patterns above (regexp matching was most of a review-bound start's input
+// checks: every registry item has a ref and a hash), compiled for any
+// other. TestPatternMatchers compares each written-out one with its
+// regexp.
+func PatternMatcher(pattern string) (func(string) bool, error) {
+	if m := patternMatcher(pattern); m != nil {
+		return m, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return re.MatchString, nil
+}
+
+// patternMatcher is the written-out matcher of one of the patterns above
+// (nil for any other).
+func patternMatcher(pattern string) func(string) bool {
+	switch pattern {
+	case PatternRunID:
+		return func(s string) bool { return len(s) == 36 && s[:4] == "qar-" && allBytes(s[4:], isLowerHex) }
+	case PatternRequestID:
+		return func(s string) bool { return idLike(s, 128, isRequestIDByte) }
+	case PatternEvidenceRef:
+		return func(s string) bool { return idLike(s, -1, isRefByte) }
+	case PatternRuleID:
+		return func(s string) bool { return idLike(s, 128, isRuleIDByte) }
+	case PatternCandidateID:
+		return func(s string) bool { return len(s) >= 4 && s[:2] == "F-" && allBytes(s[2:], isDigit) }
+	case PatternGitSHA:
+		return func(s string) bool { return (len(s) == 40 || len(s) == 64) && allBytes(s, isHex) }
+	case PatternSHA256:
+		return func(s string) bool { return len(s) == 64 && allBytes(s, isHex) }
+	case PatternLowerSHA256:
+		return func(s string) bool { return len(s) == 64 && allBytes(s, isLowerHex) }
+	}
+	return nil
+}
+
+// idLike: an ASCII letter or digit, then bytes rest accepts, at most max
+// bytes in all (< 0: unbounded).
+func idLike(s string, max int, rest func(byte) bool) bool {
+	return len(s) > 0 && (max < 0 || len(s) <= max) && isAlnum(s[0]) && allBytes(s[1:], rest)
+}
+
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool         { return c >= '0' && c <= '9' }
+func isLowerHex(c byte) bool      { return isDigit(c) || c >= 'a' && c <= 'f' }
+func isHex(c byte) bool           { return isLowerHex(c) || c >= 'A' && c <= 'F' }
+func isRuleIDByte(c byte) bool    { return isAlnum(c) || c == '.' || c == '_' || c == '-' }
+func isRequestIDByte(c byte) bool { return isRuleIDByte(c) || c == ':' }
+func isRefByte(c byte) bool       { return isRequestIDByte(c) || c == '/' }
 
 // JSONName is a struct field's JSON property name ("" for none), as
 // encoding/json and the schema inference name it.
@@ -216,46 +319,62 @@ func JSONName(f reflect.StructField) string {
 // and lists of them; without, only v's own fields are checked (a nested
 // report has its own error code and is checked by its own validator).
 func (c *checker) checkRules(path string, v any, deep bool) {
-	c.walkRules(path, reflect.ValueOf(v), deep)
+	root := fieldPath{name: path, idx: -1}
+	c.walkRules(&root, reflect.ValueOf(v), deep)
 }
 
-func (c *checker) walkRules(path string, rv reflect.Value, deep bool) {
+// fieldPath is a field's path (a.b[2].c), spelled out only when a check
+// fails: a review-bound start checks thousands of fields.
+type fieldPath struct {
+	parent *fieldPath
+	name   string // "" for a list item
+	idx    int    // the list index of an item, else -1
+}
+
+func (p *fieldPath) String() string {
+	if p == nil {
+		return ""
+	}
+	prefix := p.parent.String()
+	switch {
+	case p.idx >= 0:
+		return prefix + "[" + strconv.Itoa(p.idx) + "]"
+	case prefix == "":
+		return p.name
+	case p.name == "":
+		return prefix
+	}
+	return prefix + "." + p.name
+}
+
+func (c *checker) walkRules(path *fieldPath, rv reflect.Value, deep bool) {
 	for rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
 			return
 		}
 		rv = rv.Elem()
 	}
-	if rv.Kind() != reflect.Struct {
+	if rv.Kind() != reflect.Struct || c.err != nil {
 		return
 	}
-	rt := rv.Type()
-	fields := ruleTable().rules[rt]
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		name := JSONName(f)
-		if name == "" {
-			continue
-		}
-		fp := name
-		if path != "" {
-			fp = path + "." + name
-		}
-		r, has := fields[name]
-		fv := rv.Field(i)
-		c.checkField(fp, fv, r, has)
-		if !deep {
+	t := ruleTable()
+	for _, f := range t.plan(rv.Type()) {
+		fp := fieldPath{parent: path, name: f.name, idx: -1}
+		fv := rv.Field(f.index)
+		c.checkField(&fp, fv, f.rule, f.has)
+		if !deep || !f.walk || c.err != nil {
 			continue
 		}
 		for fv.Kind() == reflect.Pointer && !fv.IsNil() {
 			fv = fv.Elem()
 		}
-		switch {
-		case fv.Kind() == reflect.Struct:
-			c.walkRules(fp, fv, true)
-		case fv.Kind() == reflect.Slice && isStructish(fv.Type().Elem()):
+		switch fv.Kind() {
+		case reflect.Struct:
+			c.walkRules(&fp, fv, true)
+		case reflect.Slice:
 			for j := range fv.Len() {
-				c.walkRules(fmt.Sprintf("%s[%d]", fp, j), fv.Index(j), true)
+				item := fieldPath{parent: &fp, idx: j}
+				c.walkRules(&item, fv.Index(j), true)
 			}
 		}
 	}
@@ -270,7 +389,7 @@ func isStructish(t reflect.Type) bool {
 
 // checkField applies one field's rule (has reports whether it has one) and
 // its type's value set.
-func (c *checker) checkField(fp string, fv reflect.Value, r Rule, has bool) {
+func (c *checker) checkField(fp *fieldPath, fv reflect.Value, r Rule, has bool) {
 	if fv.Kind() == reflect.Pointer {
 		if fv.IsNil() {
 			return
@@ -282,14 +401,15 @@ func (c *checker) checkField(fp string, fv reflect.Value, r Rule, has bool) {
 			c.itemCount(fp, fv.Len(), r.MinItems, r.MaxItems)
 		}
 		for i := range fv.Len() {
-			c.checkValue(fmt.Sprintf("%s[%d]", fp, i), fv.Index(i), r, has)
+			item := fieldPath{parent: fp, idx: i}
+			c.checkValue(&item, fv.Index(i), r, has)
 		}
 		return
 	}
 	c.checkValue(fp, fv, r, has)
 }
 
-func (c *checker) checkValue(fp string, v reflect.Value, r Rule, has bool) {
+func (c *checker) checkValue(fp *fieldPath, v reflect.Value, r Rule, has bool) {
 	t := ruleTable()
 	if v.Kind() == reflect.String {
 		allowed := t.enums[v.Type()]
@@ -297,7 +417,7 @@ func (c *checker) checkValue(fp string, v reflect.Value, r Rule, has bool) {
 			allowed = r.Enum
 		}
 		if allowed != nil && !slices.Contains(allowed, v.String()) {
-			c.failf(fp, "must be one of %s (got %q)", strings.Join(allowed, ", "), v.String())
+			c.failAt(fp, "must be one of %s (got %q)", strings.Join(allowed, ", "), v.String())
 			return
 		}
 	}
@@ -311,19 +431,19 @@ func (c *checker) checkValue(fp string, v reflect.Value, r Rule, has bool) {
 			n := utf8.RuneCountInString(s)
 			switch {
 			case r.MaxLength == 0 && n < r.MinLength:
-				c.failf(fp, "must be at least %d characters (got %d)", r.MinLength, n)
+				c.failAt(fp, "must be at least %d characters (got %d)", r.MinLength, n)
 			case r.MinLength == 0 && r.MaxLength > 0 && n > r.MaxLength:
-				c.failf(fp, "must be at most %d characters (got %d)", r.MaxLength, n)
+				c.failAt(fp, "must be at most %d characters (got %d)", r.MaxLength, n)
 			case r.MinLength > 0 && r.MaxLength > 0 && (n < r.MinLength || n > r.MaxLength):
-				c.failf(fp, "must be %d-%d characters (got %d)", r.MinLength, r.MaxLength, n)
+				c.failAt(fp, "must be %d-%d characters (got %d)", r.MinLength, r.MaxLength, n)
 			}
 		}
-		if r.Pattern != "" && !t.patterns[r.Pattern].MatchString(s) {
-			c.failf(fp, "must match %s", r.Pattern)
+		if r.Pattern != "" && !t.patterns[r.Pattern](s) {
+			c.failAt(fp, "must match %s", r.Pattern)
 		}
 		if r.Format == "date-time" {
 			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-				c.failf(fp, "must be an RFC 3339 date-time")
+				c.failAt(fp, "must be an RFC 3339 date-time")
 			}
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -332,30 +452,37 @@ func (c *checker) checkValue(fp string, v reflect.Value, r Rule, has bool) {
 		c.bounds(fp, v.Float(), r)
 	}
 	if r.Const != nil && !constEqual(v, r.Const) {
-		c.failf(fp, "must be %v", r.Const)
+		c.failAt(fp, "must be %v", r.Const)
 	}
 }
 
-func (c *checker) bounds(fp string, n float64, r Rule) {
+func (c *checker) bounds(fp *fieldPath, n float64, r Rule) {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	switch {
 	case r.Minimum != nil && r.Maximum != nil && (n < *r.Minimum || n > *r.Maximum):
-		c.failf(fp, "must be %s-%s", f(*r.Minimum), f(*r.Maximum))
+		c.failAt(fp, "must be %s-%s", f(*r.Minimum), f(*r.Maximum))
 	case r.Minimum != nil && r.Maximum == nil && n < *r.Minimum:
-		c.failf(fp, "must be >= %s", f(*r.Minimum))
+		c.failAt(fp, "must be >= %s", f(*r.Minimum))
 	case r.Maximum != nil && r.Minimum == nil && n > *r.Maximum:
-		c.failf(fp, "must be <= %s", f(*r.Maximum))
+		c.failAt(fp, "must be <= %s", f(*r.Maximum))
 	}
 }
 
-func (c *checker) itemCount(fp string, n, min, max int) {
+func (c *checker) itemCount(fp *fieldPath, n, min, max int) {
 	switch {
 	case max == 0 && n < min:
-		c.failf(fp, "must have at least %d items (got %d)", min, n)
+		c.failAt(fp, "must have at least %d items (got %d)", min, n)
 	case min == 0 && max > 0 && n > max:
-		c.failf(fp, "must have at most %d items (got %d)", max, n)
+		c.failAt(fp, "must have at most %d items (got %d)", max, n)
 	case min > 0 && max > 0 && (n < min || n > max):
-		c.failf(fp, "must have %d-%d items (got %d)", min, max, n)
+		c.failAt(fp, "must have %d-%d items (got %d)", min, max, n)
+	}
+}
+
+// failAt is failf at a field path, spelled out only for the first failure.
+func (c *checker) failAt(fp *fieldPath, format string, args ...any) {
+	if c.err == nil {
+		c.failf(fp.String(), format, args...)
 	}
 }
 

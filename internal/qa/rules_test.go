@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"regexp"
 	"strings"
@@ -98,5 +99,48 @@ func TestEnumValuesAreTheValidators(t *testing.T) {
 	c.checkRules("", AdvanceInput{RunID: "qar-" + strings.Repeat("0", 32), CompletedStep: StepTriage, Status: "done"}, false)
 	if c.err == nil || c.err.Field != "status" {
 		t.Fatalf("status outside its enum: %v", c.err)
+	}
+}
+
+// TestPatternMatchers checks each written-out pattern matcher against the
+// pattern's regexp, on strings built from the bytes the patterns care
+// about (and some they refuse) at every length around their bounds.
+func TestPatternMatchers(t *testing.T) {
+	patterns := []string{PatternRunID, PatternRequestID, PatternEvidenceRef, PatternRuleID,
+		PatternCandidateID, PatternGitSHA, PatternSHA256, PatternLowerSHA256}
+	alphabet := "09afAFgzGZ._:/-qr F\n\x00é"
+	rng := rand.New(rand.NewPCG(1, 2))
+	var inputs []string
+	for n := range 131 {
+		for range 40 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			inputs = append(inputs, string(b))
+		}
+		// Valid-looking strings with one byte changed, and their prefixes.
+		inputs = append(inputs, "qar-"+strings.Repeat("0a", n/2), "F-"+strings.Repeat("7", n),
+			strings.Repeat("aB3", n/3+1)[:n], strings.Repeat("a", n)+"\n", "a"+strings.Repeat("._:/-", n/5))
+	}
+	inputs = append(inputs, "qar-0123456789abcdef0123456789abcdef", "qar-0123456789abcdef0123456789abcdeF",
+		"F-1", "F-12", "F-12a", strings.Repeat("f", 40), strings.Repeat("F", 64), strings.Repeat("0", 64)+"\n", strings.Repeat("0a", 32), strings.Repeat("0a", 20))
+	for _, p := range patterns {
+		fast, re := patternMatcher(p), regexp.MustCompile(p)
+		if fast == nil {
+			t.Fatalf("pattern %s has no written-out matcher", p)
+		}
+		matched := 0
+		for _, s := range inputs {
+			if got, want := fast(s), re.MatchString(s); got != want {
+				t.Errorf("pattern %s on %q: matcher says %v, regexp %v", p, s, got, want)
+			}
+			if re.MatchString(s) {
+				matched++
+			}
+		}
+		if matched == 0 {
+			t.Errorf("pattern %s: no input matched; the comparison tests refusals only", p)
+		}
 	}
 }
