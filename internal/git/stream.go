@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os/exec"
 	"slices"
@@ -41,6 +43,9 @@ type PatchInfo struct {
 	Size   int
 	// BlobsTook is how long the contents took to arrive, from the start.
 	BlobsTook time.Duration
+	// FromPatch counts the files whose content was the patch's own (added
+	// files: see DiffFiles).
+	FromPatch int
 }
 
 // DiffFiles streams Diff(base, head, paths...) for committed ranges file by
@@ -284,11 +289,40 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 	}()
 	// The caller's goroutine pairs each file with its blob.
 	var eachErr error
+	var fromPatch int
+	var aside *BlobReader // for an added file whose patch did not check out
+	defer func() {
+		if aside != nil {
+			aside.kill()
+		}
+	}()
 	joined := make(chan struct{})
 	go func() {
 		defer close(joined)
 		for s := range d.files {
 			fd := FileDiff{Patch: s.patch}
+			if s.fromPatch != "" {
+				data, ok := patchBlob(s.patch, s.fromPatch)
+				if ok {
+					fromPatch++
+				} else {
+					var err error
+					if aside == nil {
+						aside, err = d.r.Blobs(d.ctx)
+					}
+					if err == nil {
+						data, ok, err = aside.ReadLimit(s.fromPatch, -1)
+					}
+					if err != nil && eachErr == nil {
+						eachErr = fmt.Errorf("git cat-file: %w", err)
+					}
+				}
+				size := len(data)
+				if maxBlob >= 0 && size > maxBlob {
+					data = bytes.Clone(data[:min(size, BlobHead)]) // the head only, as from cat-file
+				}
+				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.fromPatch, data, size, len(data) < size, ok
+			}
 			if s.blobID != "" {
 				b, open := <-got
 				switch {
@@ -331,13 +365,70 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 	if err := errors.Join(readErr, wErr, blobErr); err != nil {
 		return PatchInfo{}, fmt.Errorf("git cat-file: %w", err)
 	}
-	return PatchInfo{SHA256: hex.EncodeToString(d.sum), Size: d.size, BlobsTook: blobsTook}, nil
+	return PatchInfo{SHA256: hex.EncodeToString(d.sum), Size: d.size, BlobsTook: blobsTook, FromPatch: fromPatch}, nil
 }
 
-// A section is one file's part of the patch, and the blob requested for it.
+// patchBlob is the content of an added file from its part of the patch
+// (every line of its one hunk is added), ok only when it hashes to id,
+// the blob the patch names: what git's diff machinery printed is then
+// the blob, byte for byte, whatever configuration or attributes are in
+// play. Anything else (a patch shape it does not expect, a hash that
+// differs) is not ok, and the caller reads the blob from git.
+var patchBlob = func(patch []byte, id string) ([]byte, bool) {
+	at := bytes.Index(patch, []byte("\n@@ "))
+	var content []byte
+	if at >= 0 {
+		rest := patch[at+1:]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return nil, false
+		}
+		rest = rest[nl+1:]
+		content = make([]byte, 0, len(rest))
+		for len(rest) > 0 {
+			nl := bytes.IndexByte(rest, '\n')
+			if nl < 0 {
+				return nil, false // git ends every line of a patch
+			}
+			line := rest[:nl]
+			rest = rest[nl+1:]
+			switch {
+			case len(line) > 0 && line[0] == '+':
+				content = append(content, line[1:]...)
+				content = append(content, '\n')
+			case len(line) > 0 && line[0] == '\\' && len(content) > 0 && len(rest) == 0:
+				content = content[:len(content)-1] // "\ No newline at end of file"
+			default:
+				return nil, false
+			}
+		}
+	}
+	var h hash.Hash
+	switch len(id) {
+	case 40:
+		h = sha1.New()
+	case 64:
+		h = sha256.New()
+	default:
+		return nil, false
+	}
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
+		return nil, false
+	}
+	if content == nil {
+		content = []byte{}
+	}
+	return content, true
+}
+
+// A section is one file's part of the patch, and the blob requested for
+// it, or (fromPatch) the blob its added lines should be.
 type section struct {
-	patch  []byte
-	blobID string
+	patch     []byte
+	blobID    string
+	fromPatch string
 }
 
 // patchScanner follows a patch's file headers as the patch arrives. It
@@ -354,7 +445,9 @@ type patchScanner struct {
 	start    int    // where the current file's part starts in chunk
 	id       string // new blob id of the current file's header, "" when none
 	skip     bool   // the current file is binary or a submodule
+	added    bool   // the current file is new ("new file mode")
 	sent     string // the blob requested for the current file
+	own      string // the blob the current file's patch holds whole
 	inHeader bool
 }
 
@@ -395,18 +488,23 @@ func (s *patchScanner) end() {
 	}
 	s.flush()
 	if s.start < len(s.chunk) {
-		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent})
+		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent, fromPatch: s.own})
 	}
 }
 
 // flush ends the current file's header: its blob is requested, unless it
-// has none or is binary or a submodule.
+// has none or is binary or a submodule, or the file is new (its patch has
+// all of it).
 func (s *patchScanner) flush() {
-	if s.inHeader && s.id != "" && !s.skip {
+	switch {
+	case !s.inHeader || s.id == "" || s.skip:
+	case s.added:
+		s.own = s.id
+	default:
 		s.send(s.id)
 		s.sent = s.id
 	}
-	s.inHeader, s.id, s.skip = false, "", false
+	s.inHeader, s.id, s.skip, s.added = false, "", false, false
 }
 
 func (s *patchScanner) line(at int, l []byte) {
@@ -421,9 +519,9 @@ func (s *patchScanner) line(at int, l []byte) {
 	case bytes.HasPrefix(l, []byte("diff --git ")):
 		s.flush()
 		if at > s.start {
-			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent})
+			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent, fromPatch: s.own})
 		}
-		s.start, s.sent, s.inHeader = at, "", true
+		s.start, s.sent, s.own, s.inHeader = at, "", "", true
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		s.flush()
 	case !s.inHeader:
@@ -438,6 +536,8 @@ func (s *patchScanner) line(at int, l []byte) {
 		}
 	case bytes.HasPrefix(l, []byte("new file mode 160000")), bytes.HasPrefix(l, []byte("new mode 160000")):
 		s.skip = true
+	case bytes.HasPrefix(l, []byte("new file mode ")):
+		s.added = true
 	case bytes.HasPrefix(l, []byte("Binary files ")), bytes.Equal(l, []byte("GIT binary patch")):
 		s.skip = true
 	}

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -63,6 +65,14 @@ func awkwardChange(t *testing.T) (*gittest.Repo, string, string) {
 	repo.Write("dup1.txt", "same content\n")
 	repo.Write("dup2.txt", "same content\n")
 	repo.Write("big.txt", strings.Repeat("a fairly long line of text to make a large file\n", 40000))
+	// Added files whose content is read from the patch: CRLF lines, no
+	// final newline, lines that look like patch syntax, a symlink.
+	repo.Write("crlf.txt", "one\r\ntwo\r\n")
+	repo.Write("no-eol.txt", "first\nlast")
+	repo.Write("lookalike.txt", "diff --git a/x b/x\n@@ -1 +1 @@\n+++ b/x\n\\ No newline at end of file\n-minus\n \n")
+	if err := os.Symlink("keep.go", filepath.Join(repo.Dir, "link")); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 300 {
 		repo.Write(fmt.Sprintf("many/f%03d.go", i), fmt.Sprintf("package many\n\nconst C%d = %d\n", i, i))
 	}
@@ -179,6 +189,12 @@ func TestDiffFiles(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) || blobs < 300 {
 		t.Errorf("parts parse to %d files (%d blobs), the whole patch to %d", len(got), blobs, len(want))
+	}
+	// Added text files' contents come from the patch (testDiffBlobs
+	// compares them with cat-file's): the 300 many/, the tab name, the
+	// empty, the two duplicates, big, crlf, no-eol, lookalike and link.
+	if info.FromPatch != 300+10 {
+		t.Errorf("%d contents from the patch, want %d", info.FromPatch, 300+10)
 	}
 
 	stop := errors.New("stop here")
@@ -430,4 +446,56 @@ func TestDiffStreamLend(t *testing.T) {
 		t.Fatal("no cat-file to lend")
 	}
 	d.Close()
+}
+
+// TestDiffFilesPatchBlobFallback: an added file whose patch does not hash
+// to its blob is read from git instead, with the same result; the check
+// itself refuses a patch changed by one byte, a patch of a modified file
+// and a blob id of the wrong length.
+func TestDiffFilesPatchBlobFallback(t *testing.T) {
+	ctx := context.Background()
+	repo, base, head := awkwardChange(t)
+	r := &git.Runner{Dir: repo.Dir}
+	want, err := diffBlobs(ctx, r, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added [][]byte
+	var addedIDs []string
+	restore := git.SetPatchBlob(func(patch []byte, id string) ([]byte, bool) {
+		added, addedIDs = append(added, patch), append(addedIDs, id)
+		return nil, false
+	})
+	got, err := diffBlobs(ctx, r, base, head)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.blobs, want.blobs) || !bytes.Equal(got.diff, want.diff) {
+		t.Errorf("with every patch refused: %d blobs (want %d), patch same %v", len(got.blobs), len(want.blobs), bytes.Equal(got.diff, want.diff))
+	}
+	if len(added) < 300 {
+		t.Fatalf("only %d added files checked", len(added))
+	}
+	for i, patch := range added {
+		data, ok := git.PatchBlob(patch, addedIDs[i])
+		if !ok || string(data) != string(want.blobs[addedIDs[i]]) {
+			t.Errorf("%s: the check refuses its own patch (ok %v)", addedIDs[i], ok)
+			continue
+		}
+		if k := bytes.LastIndexByte(patch, '+'); k > bytes.Index(patch, []byte("\n@@ ")) && k >= 0 {
+			bad := bytes.Clone(patch)
+			bad[k+1]++
+			if _, ok := git.PatchBlob(bad, addedIDs[i]); ok {
+				t.Errorf("%s: a patch changed by one byte passes the check", addedIDs[i])
+			}
+		}
+		if _, ok := git.PatchBlob(patch, addedIDs[i][:39]); ok {
+			t.Errorf("%s: a short blob id passes", addedIDs[i])
+		}
+	}
+	whole, _ := r.Diff(ctx, base, head, "keep.go")
+	if _, ok := git.PatchBlob(whole, strings.Repeat("0", 40)); ok {
+		t.Error("a modified file's patch passes")
+	}
 }

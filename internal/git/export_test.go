@@ -1,0 +1,11 @@
+package git
+
+// PatchBlob is patchBlob, for tests of the check.
+var PatchBlob = patchBlob
+
+// SetPatchBlob replaces patchBlob until restore is called.
+func SetPatchBlob(f func(patch []byte, id string) ([]byte, bool)) (restore func()) {
+	old := patchBlob
+	patchBlob = f
+	return func() { patchBlob = old }
+}
