@@ -13,10 +13,10 @@
 //     calls per second and p50/p99 latency per tool;
 //   - in the flows, right after each start, advance and get, bench_echo (a
 //     tool only binaries built with -tags diffpal_bench_echo have;
-//     bench/mcp.sh builds one) with arguments of the call's size, handing
+//     bench/mcp.sh builds one) sent the call's own arguments and handing
 //     back the call's own answer (kept on the server by an untimed call
 //     first): the floor those tools are compared with (ratio of p50 and of
-//     p99). A flat answer of the same size (one string) is timed alongside,
+//     p99). Flat strings of the same sizes in and out are timed alongside,
 //     for comparison;
 //   - on the same connection, the round trip of a review-bound
 //     start_qa_orchestration against an MCP ping (p50 and mean), once on
@@ -303,7 +303,7 @@ func call(ctx context.Context, cs *mcp.ClientSession, rec *recorder, name string
 			a, _ := json.Marshal(args)
 			rec.sizes(name, len(a), len(raw))
 			if slices.Contains(echoTools, name) {
-				same, flat, err := pairedEcho(ctx, cs, name, len(a), res.StructuredContent, len(raw))
+				same, flat, err := pairedEcho(ctx, cs, name, args, len(a), res.StructuredContent, len(raw))
 				if err != nil {
 					return err
 				}
@@ -462,17 +462,18 @@ const echoTool = "bench_echo"
 var echoTools = []string{qa.ToolStart, qa.ToolAdvance, qa.ToolGet}
 
 // pairedEcho times the floor of one call of tool, right after it, under
-// the same load: bench_echo with arguments of the call's size (argBytes)
-// handing back the call's own answer, kept on the server beforehand by an
-// untimed call (same: what the transport and the SDK cost that answer),
-// and bench_echo answering a flat string of the answer's size (flat).
-func pairedEcho(ctx context.Context, cs *mcp.ClientSession, tool string, argBytes int, answer any, answerBytes int) (same, flat time.Duration, err error) {
+// the same load: bench_echo sent the call's own arguments (args, taken
+// by the echo as they are) and handing back the call's own answer, kept
+// on the server beforehand by an untimed call (same: what the transport
+// and the SDK cost that call's bytes), and bench_echo with a flat string
+// of the arguments' size answering a flat string of the answer's size
+// (flat).
+func pairedEcho(ctx context.Context, cs *mcp.ClientSession, tool string, args any, argBytes int, answer any, answerBytes int) (same, flat time.Duration, err error) {
 	keep := map[string]any{"slot": tool, "keep": answer}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: echoTool, Arguments: keep}); err != nil {
 		return 0, 0, fmt.Errorf("%s: %w (is the binary built with -tags diffpal_bench_echo?)", echoTool, err)
 	}
-	framing, _ := json.Marshal(map[string]any{"pad": "", "slot": tool})
-	sameIn := map[string]any{"pad": strings.Repeat("p", max(0, argBytes-len(framing))), "slot": tool}
+	sameIn := map[string]any{"slot": tool, "args": args}
 	// {"payload":"..."} is 14 bytes of framing; {"pad":"...","size":N} about 20.
 	flatIn := map[string]any{"pad": strings.Repeat("p", max(0, argBytes-20)), "size": max(0, answerBytes-14)}
 	var ds [2]time.Duration
@@ -889,9 +890,9 @@ func report(cfg config, rc *qa.ReviewContextInput, trs []transportResult, mem *m
 			}
 		}
 		fmt.Println()
-		fmt.Println("**vs an echo tool** (`bench_echo`, registered like the qa tools in bench builds only: same SDK, same transport, same connection; each call in the flows is followed by two echoes with arguments of its size, timed under the same load). The floor is the same-answer echo: it hands back the call's own answer, kept on the server beforehand by an untimed call, so it costs the transport and the SDK what that answer costs them, and the difference is the server's work. The flat echo answers a flat string of the answer's size, which the SDK encodes and decodes more cheaply than a nested answer; it is shown for comparison. Target ≤ 1.3× the same-answer echo at p50 and p99:")
+		fmt.Println("**vs an echo tool** (`bench_echo`, registered like the qa tools in bench builds only: same SDK, same transport, same connection; each call in the flows is followed by two echoes, timed under the same load). The floor is the same-call echo: it is sent the call's own arguments (taken as they are, not decoded) and hands back the call's own answer (kept on the server beforehand by an untimed call), so it costs the transport and the SDK what that call's bytes cost them, and the difference is the server's work. The flat echo sends and answers flat strings of the same sizes, which the SDK encodes and decodes more cheaply than nested JSON; it is shown for comparison. Target ≤ 1.3× the same-call echo at p50 and p99:")
 		fmt.Println()
-		fmt.Println("| transport | tool | args B | answer B | p50 ms | p99 ms | same-answer echo p50 / p99 ms | ratio p50 | ratio p99 | ≤ 1.3× | flat echo p50 / p99 ms | ratio p50 / p99 |")
+		fmt.Println("| transport | tool | args B | answer B | p50 ms | p99 ms | same-call echo p50 / p99 ms | ratio p50 | ratio p99 | ≤ 1.3× | flat echo p50 / p99 ms | ratio p50 / p99 |")
 		fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
 		for _, tr := range trs {
 			for _, tool := range echoTools {

@@ -23,20 +23,22 @@ import (
 // It answers in one of two ways:
 //   - {"size": N}: a payload of N bytes, {"payload":"xxx…"} (a flat
 //     string: the cheapest answer of that size to encode and decode);
-//   - {"slot": S}: the answer kept under S by an earlier, untimed call
-//     {"slot": S, "keep": ANSWER}. The benchmark keeps a qa tool's own
-//     answer there, so the echo costs the transport and the SDK exactly
-//     what that answer costs them (its nesting, its escapes), and the
-//     difference is the server's work alone.
+//   - {"slot": S, "args": ARGS}: the answer kept under S by an earlier,
+//     untimed call {"slot": S, "keep": ANSWER}; ARGS is any JSON value,
+//     taken as it is (not decoded). The benchmark sends a qa tool's own
+//     arguments and keeps its own answer, so the echo costs the transport
+//     and the SDK exactly what that call's bytes cost them (their nesting,
+//     their escapes), and the difference is the server's work alone.
 const ToolBenchEcho = "bench_echo"
 
 // BenchEchoInput carries padding (so the arguments can match another tool's
 // in size) and what to answer.
 type BenchEchoInput struct {
-	Pad  string `json:"pad,omitzero"`
-	Size int    `json:"size,omitzero"`
-	Slot string `json:"slot,omitzero"`
-	Keep any    `json:"keep,omitzero"`
+	Pad  string          `json:"pad,omitzero"`
+	Size int             `json:"size,omitzero"`
+	Slot string          `json:"slot,omitzero"`
+	Keep any             `json:"keep,omitzero"`
+	Args json.RawMessage `json:"args,omitzero"`
 }
 
 // benchEchoOutput is the answer: a payload of the requested size, or a kept
@@ -64,7 +66,8 @@ func init() {
 		spec := qa.ToolSpec{Name: ToolBenchEcho, Title: "Benchmark echo", ReadOnlyHint: true, IdempotentHint: true,
 			Description: "Returns a payload of the requested size, or an answer kept before (benchmark builds only)."}
 		anyObject := func(s *jsonschema.Schema) { s.Properties, s.AdditionalProperties, s.Required = nil, nil, nil }
-		return addTool(srv, spec, nil, anyObject, func(_ context.Context, in BenchEchoInput) (benchEchoOutput, error) {
+		anyArgs := func(s *jsonschema.Schema) { s.Properties["args"] = &jsonschema.Schema{} }
+		return addTool(srv, spec, anyArgs, anyObject, func(_ context.Context, in BenchEchoInput) (benchEchoOutput, error) {
 			switch {
 			case in.Slot != "" && in.Keep != nil:
 				b, err := json.Marshal(in.Keep)

@@ -202,6 +202,9 @@ func compileFastMap(m map[string]any) (*fastSchema, error) {
 			}
 			fs.properties = make(map[string]*fastSchema, len(props))
 			for name, pv := range props {
+				if pv == true {
+					pv = map[string]any{} // the schema true: any value
+				}
 				sub, ok := pv.(map[string]any)
 				if !ok {
 					return nil, fmt.Errorf("property %q %T", name, pv)
