@@ -4,7 +4,7 @@ package git
 var PatchBlob = patchBlob
 
 // SetPatchBlob replaces patchBlob until restore is called.
-func SetPatchBlob(f func(patch []byte, id string) ([]byte, bool)) (restore func()) {
+func SetPatchBlob(f func(patch []byte, id string, maxBlob int) ([]byte, int, bool)) (restore func()) {
 	old := patchBlob
 	patchBlob = f
 	return func() { patchBlob = old }

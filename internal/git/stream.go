@@ -302,7 +302,7 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 		for s := range d.files {
 			fd := FileDiff{Patch: s.patch}
 			if s.fromPatch != "" {
-				data, ok := patchBlob(s.patch, s.fromPatch)
+				data, size, ok := patchBlob(s.patch, s.fromPatch, maxBlob)
 				if ok {
 					fromPatch++
 				} else {
@@ -316,10 +316,9 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 					if err != nil && eachErr == nil {
 						eachErr = fmt.Errorf("git cat-file: %w", err)
 					}
-				}
-				size := len(data)
-				if maxBlob >= 0 && size > maxBlob {
-					data = bytes.Clone(data[:min(size, BlobHead)]) // the head only, as from cat-file
+					if size = len(data); maxBlob >= 0 && size > maxBlob {
+						data = bytes.Clone(data[:min(size, BlobHead)]) // the head only, as from cat-file
+					}
 				}
 				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.fromPatch, data, size, len(data) < size, ok
 			}
@@ -373,35 +372,37 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 // the blob the patch names: what git's diff machinery printed is then
 // the blob, byte for byte, whatever configuration or attributes are in
 // play. Anything else (a patch shape it does not expect, a hash that
-// differs) is not ok, and the caller reads the blob from git.
-var patchBlob = func(patch []byte, id string) ([]byte, bool) {
-	at := bytes.Index(patch, []byte("\n@@ "))
-	var content []byte
-	if at >= 0 {
-		rest := patch[at+1:]
+// differs) is not ok, and the caller reads the blob from git. Of a blob
+// over maxBlob bytes (< 0: no limit) only the first BlobHead bytes are
+// kept, as from cat-file; size is the whole blob's.
+var patchBlob = func(patch []byte, id string, maxBlob int) (data []byte, size int, ok bool) {
+	// The added lines: after the hunk header, each "+…" line; a final
+	// "\ No newline at end of file" takes the last newline away.
+	var body []byte
+	if at := bytes.Index(patch, []byte("\n@@ ")); at >= 0 {
+		nl := bytes.IndexByte(patch[at+1:], '\n')
+		if nl < 0 {
+			return nil, 0, false
+		}
+		body = patch[at+1+nl+1:]
+	}
+	noEOL := false
+	lines := 0
+	for rest := body; len(rest) > 0; lines++ {
 		nl := bytes.IndexByte(rest, '\n')
 		if nl < 0 {
-			return nil, false
+			return nil, 0, false // git ends every line of a patch
+		}
+		switch line := rest[:nl]; {
+		case len(line) > 0 && line[0] == '+' && !noEOL:
+			size += len(line) // the line without its '+', with its newline
+		case len(line) > 0 && line[0] == '\\' && lines > 0 && !noEOL:
+			noEOL = true
+			size--
+		default:
+			return nil, 0, false
 		}
 		rest = rest[nl+1:]
-		content = make([]byte, 0, len(rest))
-		for len(rest) > 0 {
-			nl := bytes.IndexByte(rest, '\n')
-			if nl < 0 {
-				return nil, false // git ends every line of a patch
-			}
-			line := rest[:nl]
-			rest = rest[nl+1:]
-			switch {
-			case len(line) > 0 && line[0] == '+':
-				content = append(content, line[1:]...)
-				content = append(content, '\n')
-			case len(line) > 0 && line[0] == '\\' && len(content) > 0 && len(rest) == 0:
-				content = content[:len(content)-1] // "\ No newline at end of file"
-			default:
-				return nil, false
-			}
-		}
 	}
 	var h hash.Hash
 	switch len(id) {
@@ -410,18 +411,39 @@ var patchBlob = func(patch []byte, id string) ([]byte, bool) {
 	case 64:
 		h = sha256.New()
 	default:
-		return nil, false
+		return nil, 0, false
 	}
-	fmt.Fprintf(h, "blob %d\x00", len(content))
-	h.Write(content)
-	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
-		return nil, false
+	keep := size
+	if maxBlob >= 0 && size > maxBlob {
+		keep = min(size, BlobHead)
 	}
-	if content == nil {
-		content = []byte{}
+	data = make([]byte, 0, keep)
+	fmt.Fprintf(h, "blob %d\x00", size)
+	written := 0
+	put := func(b []byte) {
+		h.Write(b)
+		if room := keep - len(data); room > 0 {
+			data = append(data, b[:min(len(b), room)]...)
+		}
+		written += len(b)
 	}
-	return content, true
+	for rest := body; len(rest) > 0; {
+		nl := bytes.IndexByte(rest, '\n')
+		if line := rest[:nl]; line[0] == '+' {
+			put(line[1:])
+			if written < size {
+				put(newline)
+			}
+		}
+		rest = rest[nl+1:]
+	}
+	if written != size || hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
+		return nil, 0, false
+	}
+	return data, size, true
 }
+
+var newline = []byte{'\n'}
 
 // A section is one file's part of the patch, and the blob requested for
 // it, or (fromPatch) the blob its added lines should be.

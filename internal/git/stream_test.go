@@ -462,9 +462,9 @@ func TestDiffFilesPatchBlobFallback(t *testing.T) {
 	}
 	var added [][]byte
 	var addedIDs []string
-	restore := git.SetPatchBlob(func(patch []byte, id string) ([]byte, bool) {
+	restore := git.SetPatchBlob(func(patch []byte, id string, _ int) ([]byte, int, bool) {
 		added, addedIDs = append(added, patch), append(addedIDs, id)
-		return nil, false
+		return nil, 0, false
 	})
 	got, err := diffBlobs(ctx, r, base, head)
 	restore()
@@ -478,24 +478,32 @@ func TestDiffFilesPatchBlobFallback(t *testing.T) {
 		t.Fatalf("only %d added files checked", len(added))
 	}
 	for i, patch := range added {
-		data, ok := git.PatchBlob(patch, addedIDs[i])
-		if !ok || string(data) != string(want.blobs[addedIDs[i]]) {
+		data, size, ok := git.PatchBlob(patch, addedIDs[i], -1)
+		w := want.blobs[addedIDs[i]]
+		if !ok || string(data) != string(w) || size != len(w) {
 			t.Errorf("%s: the check refuses its own patch (ok %v)", addedIDs[i], ok)
 			continue
+		}
+		// Over a limit, the head only, and the whole size.
+		if len(w) > 10 {
+			head, size, ok := git.PatchBlob(patch, addedIDs[i], 10)
+			if !ok || size != len(w) || string(head) != string(w[:min(len(w), git.BlobHead)]) {
+				t.Errorf("%s over a limit of 10: %d bytes kept of %d, ok %v", addedIDs[i], len(head), size, ok)
+			}
 		}
 		if k := bytes.LastIndexByte(patch, '+'); k > bytes.Index(patch, []byte("\n@@ ")) && k >= 0 {
 			bad := bytes.Clone(patch)
 			bad[k+1]++
-			if _, ok := git.PatchBlob(bad, addedIDs[i]); ok {
+			if _, _, ok := git.PatchBlob(bad, addedIDs[i], -1); ok {
 				t.Errorf("%s: a patch changed by one byte passes the check", addedIDs[i])
 			}
 		}
-		if _, ok := git.PatchBlob(patch, addedIDs[i][:39]); ok {
+		if _, _, ok := git.PatchBlob(patch, addedIDs[i][:39], -1); ok {
 			t.Errorf("%s: a short blob id passes", addedIDs[i])
 		}
 	}
 	whole, _ := r.Diff(ctx, base, head, "keep.go")
-	if _, ok := git.PatchBlob(whole, strings.Repeat("0", 40)); ok {
+	if _, _, ok := git.PatchBlob(whole, strings.Repeat("0", 40), -1); ok {
 		t.Error("a modified file's patch passes")
 	}
 }
