@@ -43,9 +43,6 @@ type PatchInfo struct {
 	Size   int
 	// BlobsTook is how long the contents took to arrive, from the start.
 	BlobsTook time.Duration
-	// FromPatch counts the files whose content was the patch's own (added
-	// files: see DiffFiles).
-	FromPatch int
 }
 
 // DiffFiles streams Diff(base, head, paths...) for committed ranges file by
@@ -289,7 +286,6 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 	}()
 	// The caller's goroutine pairs each file with its blob.
 	var eachErr error
-	var fromPatch int
 	var aside *BlobReader // for an added file whose patch did not check out
 	defer func() {
 		if aside != nil {
@@ -303,21 +299,16 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 			fd := FileDiff{Patch: s.patch}
 			if s.fromPatch != "" {
 				data, size, ok := patchBlob(s.patch, s.fromPatch, maxBlob)
-				if ok {
-					fromPatch++
-				} else {
+				if !ok {
 					var err error
 					if aside == nil {
 						aside, err = d.r.Blobs(d.ctx)
 					}
 					if err == nil {
-						data, ok, err = aside.ReadLimit(s.fromPatch, -1)
+						data, size, ok, err = aside.readHead(s.fromPatch, maxBlob)
 					}
 					if err != nil && eachErr == nil {
 						eachErr = fmt.Errorf("git cat-file: %w", err)
-					}
-					if size = len(data); maxBlob >= 0 && size > maxBlob {
-						data = bytes.Clone(data[:min(size, BlobHead)]) // the head only, as from cat-file
 					}
 				}
 				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.fromPatch, data, size, len(data) < size, ok
@@ -364,7 +355,7 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 	if err := errors.Join(readErr, wErr, blobErr); err != nil {
 		return PatchInfo{}, fmt.Errorf("git cat-file: %w", err)
 	}
-	return PatchInfo{SHA256: hex.EncodeToString(d.sum), Size: d.size, BlobsTook: blobsTook, FromPatch: fromPatch}, nil
+	return PatchInfo{SHA256: hex.EncodeToString(d.sum), Size: d.size, BlobsTook: blobsTook}, nil
 }
 
 // patchBlob is the content of an added file from its part of the patch
@@ -571,44 +562,70 @@ func (s *patchScanner) line(at int, l []byte) {
 // BlobHead bytes are kept and the rest is read past.
 func (b *BlobReader) each(max int, fn func(id string, data []byte, size int, ok bool)) error {
 	for {
-		header, err := b.out.ReadString('\n')
-		if err == io.EOF && header == "" {
+		id, data, size, ok, err := b.next(max)
+		if err == io.EOF && id == "" {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		header = strings.TrimSuffix(header, "\n")
-		if name, ok := strings.CutSuffix(header, " missing"); ok {
-			fn(name, nil, 0, false)
-			continue
-		}
-		if name, ok := strings.CutSuffix(header, " ambiguous"); ok {
-			fn(name, nil, 0, false)
-			continue
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 {
-			return fmt.Errorf("unexpected header %q", header)
-		}
-		size, err := strconv.Atoi(fields[2])
-		if err != nil || size < 0 {
-			return fmt.Errorf("bad size in %q", header)
-		}
-		keep := size
-		if max >= 0 && size > max {
-			keep = min(size, BlobHead)
-		}
-		data := make([]byte, keep)
-		if _, err := io.ReadFull(b.out, data); err != nil {
-			return err
-		}
-		// The rest of a large object, and the newline after every one.
-		if _, err := io.CopyN(io.Discard, b.out, int64(size-keep)+1); err != nil {
-			return err
-		}
-		fn(fields[0], data, size, true)
+		fn(id, data, size, ok)
 	}
+}
+
+// next reads one cat-file --batch answer as each does (io.EOF with no
+// id: the output ended).
+func (b *BlobReader) next(max int) (id string, data []byte, size int, ok bool, err error) {
+	header, err := b.out.ReadString('\n')
+	if err == io.EOF && header == "" {
+		return "", nil, 0, false, io.EOF
+	}
+	if err != nil {
+		return "", nil, 0, false, err
+	}
+	header = strings.TrimSuffix(header, "\n")
+	if name, found := strings.CutSuffix(header, " missing"); found {
+		return name, nil, 0, false, nil
+	}
+	if name, found := strings.CutSuffix(header, " ambiguous"); found {
+		return name, nil, 0, false, nil
+	}
+	fields := strings.Fields(header)
+	if len(fields) != 3 {
+		return "", nil, 0, false, fmt.Errorf("unexpected header %q", header)
+	}
+	size, err = strconv.Atoi(fields[2])
+	if err != nil || size < 0 {
+		return "", nil, 0, false, fmt.Errorf("bad size in %q", header)
+	}
+	keep := size
+	if max >= 0 && size > max {
+		keep = min(size, BlobHead)
+	}
+	data = make([]byte, keep)
+	if _, err := io.ReadFull(b.out, data); err != nil {
+		return "", nil, 0, false, err
+	}
+	// The rest of a large object, and the newline after every one.
+	if _, err := io.CopyN(io.Discard, b.out, int64(size-keep)+1); err != nil {
+		return "", nil, 0, false, err
+	}
+	return fields[0], data, size, true, nil
+}
+
+// readHead asks for one object and reads it as each does.
+func (b *BlobReader) readHead(id string, max int) (data []byte, size int, ok bool, err error) {
+	if strings.ContainsAny(id, "\n") {
+		return nil, 0, false, fmt.Errorf("invalid object name %q", id)
+	}
+	if _, err := io.WriteString(b.in, id+"\n"); err != nil {
+		return nil, 0, false, err
+	}
+	_, data, size, ok, err = b.next(max)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return data, size, ok, err
 }
 
 // wait waits for the batch process after its input was closed.

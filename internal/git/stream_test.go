@@ -160,6 +160,15 @@ func TestDiffFiles(t *testing.T) {
 	}
 	var got []*diff.File
 	line, blobs := 1, 0
+	fromPatch := 0
+	restore := git.SetPatchBlob(func(patch []byte, id string, maxBlob int) ([]byte, int, bool) {
+		data, size, ok := git.PatchBlob(patch, id, maxBlob)
+		if ok {
+			fromPatch++
+		}
+		return data, size, ok
+	})
+	defer restore()
 	info, err := r.DiffFiles(ctx, base, head, -1, func(fd git.FileDiff) error {
 		if !bytes.HasPrefix(fd.Patch, []byte("diff --git ")) {
 			t.Errorf("a part starts with %q", fd.Patch[:min(len(fd.Patch), 40)])
@@ -193,8 +202,8 @@ func TestDiffFiles(t *testing.T) {
 	// Added text files' contents come from the patch (testDiffBlobs
 	// compares them with cat-file's): the 300 many/, the tab name, the
 	// empty, the two duplicates, big, crlf, no-eol, lookalike and link.
-	if info.FromPatch != 300+10 {
-		t.Errorf("%d contents from the patch, want %d", info.FromPatch, 300+10)
+	if fromPatch != 300+10 {
+		t.Errorf("%d contents from the patch, want %d", fromPatch, 300+10)
 	}
 
 	stop := errors.New("stop here")
@@ -467,9 +476,32 @@ func TestDiffFilesPatchBlobFallback(t *testing.T) {
 		return nil, 0, false
 	})
 	got, err := diffBlobs(ctx, r, base, head)
-	restore()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Under a limit, what git answers is kept as from the stream's own
+	// cat-file: the head of a blob over it, with its whole size.
+	const limit = 1000
+	over := 0
+	_, err = r.DiffFiles(ctx, base, head, limit, func(fd git.FileDiff) error {
+		w, ok := want.blobs[fd.BlobID]
+		switch {
+		case !fd.HasBlob:
+		case !ok || fd.BlobSize != len(w):
+			t.Errorf("%s: size %d, want %d", fd.BlobID, fd.BlobSize, len(w))
+		case len(w) > limit:
+			over++
+			if !bytes.Equal(fd.Blob, w[:min(len(w), git.BlobHead)]) || fd.Truncated != (len(w) > git.BlobHead) {
+				t.Errorf("%s over the limit: %d bytes kept, truncated=%v", fd.BlobID, len(fd.Blob), fd.Truncated)
+			}
+		case !bytes.Equal(fd.Blob, w) || fd.Truncated:
+			t.Errorf("%s under the limit: %d of %d bytes", fd.BlobID, len(fd.Blob), len(w))
+		}
+		return nil
+	})
+	restore()
+	if err != nil || over == 0 {
+		t.Fatalf("limited stream: %v, %d blobs over the limit", err, over)
 	}
 	if !reflect.DeepEqual(got.blobs, want.blobs) || !bytes.Equal(got.diff, want.diff) {
 		t.Errorf("with every patch refused: %d blobs (want %d), patch same %v", len(got.blobs), len(want.blobs), bytes.Equal(got.diff, want.diff))

@@ -129,16 +129,7 @@ func (c *canonicalizer) value(buf *bytes.Buffer) error {
 		for c.i < len(c.data) && strings.IndexByte("+-0123456789.eE", c.data[c.i]) >= 0 {
 			c.i++
 		}
-		t := string(c.data[start:c.i])
-		f, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			return fmt.Errorf("jcs: number %s: %w", t, err)
-		}
-		n, err := FormatNumber(f)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(n)
+		return writeNumber(buf, string(c.data[start:c.i]))
 	}
 	return nil
 }
@@ -148,25 +139,17 @@ func (c *canonicalizer) value(buf *bytes.Buffer) error {
 // encoding/json itself (escapes, surrogates, invalid UTF-8).
 func (c *canonicalizer) str() (string, error) {
 	start := c.i
-	plain := true
-	for c.i++; ; c.i++ {
-		b := c.data[c.i]
-		if b == '\\' {
-			plain = false
+	escaped := false
+	for c.i++; c.data[c.i] != '"'; c.i++ {
+		if c.data[c.i] == '\\' {
+			escaped = true
 			c.i++
-			continue
-		}
-		if b == '"' {
-			break
-		}
-		if b >= utf8.RuneSelf {
-			plain = false
 		}
 	}
 	c.i++
 	raw := c.data[start:c.i]
-	if plain || utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), nil
+	if inner := raw[1 : len(raw)-1]; !escaped && utf8.Valid(inner) {
+		return string(inner), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -293,15 +276,7 @@ func writeValue(buf *bytes.Buffer, dec *json.Decoder) error {
 	case bool:
 		buf.WriteString(strconv.FormatBool(t))
 	case json.Number:
-		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil {
-			return fmt.Errorf("jcs: number %s: %w", t, err)
-		}
-		s, err := FormatNumber(f)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(s)
+		return writeNumber(buf, string(t))
 	case string:
 		writeString(buf, t)
 	default:
@@ -371,6 +346,20 @@ func writeArray(buf *bytes.Buffer, dec *json.Decoder) error {
 		return fmt.Errorf("jcs: %w", err)
 	}
 	buf.WriteByte(']')
+	return nil
+}
+
+// writeNumber writes the JSON number text t in canonical form.
+func writeNumber(buf *bytes.Buffer, t string) error {
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return fmt.Errorf("jcs: number %s: %w", t, err)
+	}
+	n, err := FormatNumber(f)
+	if err != nil {
+		return err
+	}
+	buf.WriteString(n)
 	return nil
 }
 

@@ -356,95 +356,92 @@ func decodeLine(line []byte) (msg jsonrpc.Message, id json.RawMessage, code int6
 // ok is false when line is not an object. TestTopMembers compares it with
 // json.Unmarshal.
 func topMembers(line []byte) (fields map[string]json.RawMessage, ok bool) {
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
+	p := &fastParser{data: line}
+	at := func(c byte) bool {
+		p.skipSpace()
+		return p.pos < len(line) && line[p.pos] == c
+	}
+	if !at('{') {
 		return nil, false
 	}
+	p.pos++
 	fields = map[string]json.RawMessage{}
-	i = skipSpace(line, i+1)
-	if i < len(line) && line[i] == '}' {
+	if at('}') {
 		return fields, true
 	}
-	for i < len(line) && line[i] == '"' {
-		end := skipValue(line, i)
-		key := string(line[i+1 : end-1])
-		if bytes.IndexByte(line[i:end], '\\') >= 0 || !utf8.Valid(line[i:end]) {
-			if json.Unmarshal(line[i:end], &key) != nil {
+	for at('"') {
+		start := p.pos
+		p.skip()
+		rawKey := line[start:p.pos]
+		key := string(rawKey[1 : len(rawKey)-1])
+		if bytes.IndexByte(rawKey, '\\') >= 0 || !utf8.Valid(rawKey) {
+			if json.Unmarshal(rawKey, &key) != nil {
 				return nil, false
 			}
 		}
-		i = skipSpace(line, end)
-		if i >= len(line) || line[i] != ':' {
+		if !at(':') {
 			return nil, false
 		}
-		i = skipSpace(line, i+1)
-		end = skipValue(line, i)
-		fields[key] = json.RawMessage(line[i:end:end])
-		i = skipSpace(line, end)
-		if i < len(line) && line[i] == ',' {
-			i = skipSpace(line, i+1)
-			continue
+		p.pos++
+		p.skipSpace()
+		start = p.pos
+		p.skip()
+		fields[key] = json.RawMessage(line[start:p.pos:p.pos])
+		if !at(',') {
+			return fields, at('}')
 		}
-		return fields, i < len(line) && line[i] == '}'
+		p.pos++
 	}
 	return nil, false
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value starting at b[i] (b is
-// valid JSON).
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
+// skip moves past the JSON value at p.pos (p.data is valid JSON, as
+// json.Valid checked), without looking into it.
+func (p *fastParser) skip() {
+	b := p.data
+	switch {
+	case p.pos >= len(b):
+	case b[p.pos] == '"':
+		p.skipString()
+	case b[p.pos] == '{' || b[p.pos] == '[':
 		depth := 0
-		for i < len(b) {
-			switch b[i] {
+		for p.pos < len(b) {
+			switch b[p.pos] {
 			case '"':
-				i = skipString(b, i)
+				p.skipString()
 				continue
 			case '{', '[':
 				depth++
 			case '}', ']':
 				if depth--; depth == 0 {
-					return i + 1
+					p.pos++
+					return
 				}
 			}
-			i++
+			p.pos++
 		}
-		return i
-	}
-	// A number, true, false or null.
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
+	default: // a number, true, false or null
+		for ; p.pos < len(b); p.pos++ {
+			switch b[p.pos] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return
+			}
 		}
 	}
-	return i
 }
 
-// skipString returns the end of the JSON string starting at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
+// skipString moves past the JSON string at p.pos.
+func (p *fastParser) skipString() {
+	b := p.data
+	for p.pos++; p.pos < len(b); p.pos++ {
+		switch b[p.pos] {
 		case '\\':
-			i++
+			p.pos++
 		case '"':
-			return i + 1
+			p.pos++
+			return
 		}
 	}
-	return i
 }
 
 // idValue classifies a raw JSON id: "string", "integer" (exactly

@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -79,7 +80,7 @@ func RecommendProfiles(changedFiles []string) []Profile {
 	for i, f := range changedFiles {
 		files[i] = newHintFile(f)
 	}
-	for _, r := range hintRules {
+	for _, r := range hintRules() {
 		if hit[r.Profile] {
 			continue
 		}
@@ -105,15 +106,16 @@ func RecommendProfiles(changedFiles []string) []Profile {
 	return out
 }
 
-// hintRules is HintRules(), made once; RecommendProfiles only reads it.
-var hintRules = HintRules()
+// hintRules is HintRules(), made once, on first use; RecommendProfiles
+// only reads it.
+var hintRules = sync.OnceValue(HintRules)
 
 // hintFile is a changed file's name, in the parts HintRule criteria match.
 type hintFile struct {
 	file, base, lbase string
 	dirs              []string // lower-cased, made on first use
-	tokens            []string // pathTokens, made on first use
-	dirsDone, tokDone bool
+	tokens            []string // pathTokens, made on first use (tokDone)
+	tokDone           bool
 }
 
 func newHintFile(file string) hintFile {
@@ -142,8 +144,8 @@ func (r HintRule) matches(f *hintFile) bool {
 		}
 	}
 	if len(r.Directories) > 0 {
-		if !f.dirsDone {
-			f.dirs, f.dirsDone = strings.Split(strings.ToLower(path.Dir(f.file)), "/"), true
+		if f.dirs == nil {
+			f.dirs = strings.Split(strings.ToLower(path.Dir(f.file)), "/") // never nil
 		}
 		for _, d := range f.dirs {
 			if slices.Contains(r.Directories, d) {

@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -258,11 +259,11 @@ func patternMatcher(pattern string) func(string) bool {
 	case PatternRunID:
 		return func(s string) bool { return len(s) == 36 && s[:4] == "qar-" && allBytes(s[4:], isLowerHex) }
 	case PatternRequestID:
-		return func(s string) bool { return idLike(s, 128, isRequestIDByte) }
+		return func(s string) bool { return isIdent(s, 128, "._:-") }
 	case PatternEvidenceRef:
-		return func(s string) bool { return idLike(s, -1, isRefByte) }
+		return func(s string) bool { return isIdent(s, math.MaxInt, "._:/-") }
 	case PatternRuleID:
-		return func(s string) bool { return idLike(s, 128, isRuleIDByte) }
+		return func(s string) bool { return isIdent(s, 128, "._-") }
 	case PatternCandidateID:
 		return func(s string) bool { return len(s) >= 4 && s[:2] == "F-" && allBytes(s[2:], isDigit) }
 	case PatternGitSHA:
@@ -275,12 +276,6 @@ func patternMatcher(pattern string) func(string) bool {
 	return nil
 }
 
-// idLike: an ASCII letter or digit, then bytes rest accepts, at most max
-// bytes in all (< 0: unbounded).
-func idLike(s string, max int, rest func(byte) bool) bool {
-	return len(s) > 0 && (max < 0 || len(s) <= max) && isAlnum(s[0]) && allBytes(s[1:], rest)
-}
-
 func allBytes(s string, ok func(byte) bool) bool {
 	for i := 0; i < len(s); i++ {
 		if !ok(s[i]) {
@@ -290,12 +285,9 @@ func allBytes(s string, ok func(byte) bool) bool {
 	return true
 }
 
-func isDigit(c byte) bool         { return c >= '0' && c <= '9' }
-func isLowerHex(c byte) bool      { return isDigit(c) || c >= 'a' && c <= 'f' }
-func isHex(c byte) bool           { return isLowerHex(c) || c >= 'A' && c <= 'F' }
-func isRuleIDByte(c byte) bool    { return isAlnum(c) || c == '.' || c == '_' || c == '-' }
-func isRequestIDByte(c byte) bool { return isRuleIDByte(c) || c == ':' }
-func isRefByte(c byte) bool       { return isRequestIDByte(c) || c == '/' }
+func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
+func isLowerHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+func isHex(c byte) bool      { return isLowerHex(c) || c >= 'A' && c <= 'F' }
 
 // JSONName is a struct field's JSON property name ("" for none), as
 // encoding/json and the schema inference name it.
