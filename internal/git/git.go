@@ -837,6 +837,7 @@ func (r *Runner) Blobs(ctx context.Context) (*BlobReader, error) {
 	if err != nil {
 		return nil, err
 	}
+	widenPipe(out, 1<<20) // as for the diff (stream.go): cat-file writes on
 	if err := cmd.Start(); err != nil {
 		return nil, r.failure(ctx, args, "", err)
 	}

@@ -153,6 +153,7 @@ func (d *DiffStream) startProcesses() error {
 		stop()
 		return err
 	}
+	widenPipe(out, 1<<20)
 	if err := d.cmd.Start(); err != nil {
 		stop()
 		return r.failure(d.ctx, d.args, "", err)
