@@ -14,7 +14,15 @@ type knownSet struct {
 	vals   []string
 	byHead map[uint64][]string // first 8 bytes -> values, longest first
 	filter []uint64
+	heads  []string // the distinct first 8 bytes, when few (findFew)
 }
+
+// maxFewHeads is how many distinct heads findFew searches for one by
+// one: strings.Index runs at memory speed, where the rolling filter
+// hashes every byte, so a text is cheaper to search a few times over
+// (a review learns a handful of secrets; its packet searches every
+// changed file and hunk for them).
+const maxFewHeads = 8
 
 // minKnown is the shortest value worth remembering: shorter ones are too
 // likely to be ordinary text elsewhere.
@@ -79,6 +87,20 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 	if len(vals) == 0 {
 		return nr, out
 	}
+	k := newKnownSet(vals)
+	nr.known = k
+	par.For(len(out), 1, func(i int) {
+		f := &finder{s: out[i], r: nr}
+		k.find(f)
+		if len(f.spans) > 0 {
+			out[i] = nr.apply(out[i], merge(f.spans))
+		}
+	})
+	return nr, out
+}
+
+// newKnownSet indexes vals (each at least minKnown bytes).
+func newKnownSet(vals []string) *knownSet {
 	k := &knownSet{vals: vals, byHead: map[uint64][]string{}, filter: make([]uint64, filterBits/64)}
 	for _, v := range vals {
 		x := head(v)
@@ -90,15 +112,12 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 		slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
 		k.byHead[x] = vs
 	}
-	nr.known = k
-	par.For(len(out), 1, func(i int) {
-		f := &finder{s: out[i], r: nr}
-		k.find(f)
-		if len(f.spans) > 0 {
-			out[i] = nr.apply(out[i], merge(f.spans))
+	if len(k.byHead) <= maxFewHeads {
+		for _, vs := range k.byHead {
+			k.heads = append(k.heads, vs[0][:8])
 		}
-	})
-	return nr, out
+	}
+	return k
 }
 
 // Known is how many secrets r has learned.
@@ -114,6 +133,16 @@ func (k *knownSet) find(f *finder) {
 	if len(s) < minKnown {
 		return
 	}
+	if k.heads != nil {
+		k.findFew(f)
+		return
+	}
+	k.findRolling(f)
+}
+
+// findRolling is find for any number of values.
+func (k *knownSet) findRolling(f *finder) {
+	s := f.s
 	// x is the little-endian load of s[i:i+8], rolled one byte a step.
 	i, x := 0, load8(s, 0)
 	for {
@@ -132,6 +161,50 @@ func (k *knownSet) find(f *finder) {
 		}
 		x = x>>8 | uint64(s[i+8])<<56
 		i++
+	}
+}
+
+// findFew is find for a set of at most maxFewHeads heads: the same
+// matches (at each position from the left, the longest value starting
+// there; the search goes on after it), found by looking for each head
+// with strings.Index instead of hashing every 8-byte window
+// (TestKnownFindFew compares the two).
+func (k *knownSet) findFew(f *finder) {
+	s := f.s
+	// next[h] is where heads[h] next occurs at or after the cursor, -1
+	// when it does not.
+	var nextBuf [maxFewHeads]int
+	next := nextBuf[:len(k.heads)]
+	at := func(h, from int) int {
+		if i := strings.Index(s[from:], k.heads[h]); i >= 0 {
+			return from + i
+		}
+		return -1
+	}
+	for h := range next {
+		next[h] = at(h, 0)
+	}
+	for i := 0; ; {
+		// The leftmost head occurrence at or after i.
+		p := -1
+		for h, n := range next {
+			if n >= 0 && n < i {
+				n = at(h, i)
+				next[h] = n
+			}
+			if n >= 0 && (p < 0 || n < p) {
+				p = n
+			}
+		}
+		if p < 0 {
+			return
+		}
+		if v := k.match(s[p:], load8(s, p)); v != "" {
+			f.add(p, p+len(v), 0, "known")
+			i = p + len(v)
+		} else {
+			i = p + 1
+		}
 	}
 }
 
