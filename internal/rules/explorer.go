@@ -217,8 +217,9 @@ func removedDefs(fc *fileCtx) []def {
 // (which made large changes quadratic).
 type useIndex struct {
 	ctxs  []*fileCtx
-	words map[string][]posting
-	added [][]bool // per file, indexed by new line number
+	ids   map[string]int32 // the wanted names, numbered
+	posts [][]posting      // by name id, in file and line order
+	added [][]bool         // per file, indexed by new line number
 }
 
 // isAdded reports whether line of file fi is an added line.
@@ -233,9 +234,16 @@ type posting struct {
 }
 
 func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
-	x := &useIndex{ctxs: ctxs, words: map[string][]posting{}, added: make([][]bool, len(ctxs))}
+	x := &useIndex{ctxs: ctxs, added: make([][]bool, len(ctxs))}
 	if len(names) == 0 {
 		return x
+	}
+	// Names are numbered, so that a use is a small int and the index is
+	// built with no map operation and no slice growth per use (the
+	// postings of a large change are hundreds of thousands).
+	x.ids = make(map[string]int32, len(names))
+	for n := range names {
+		x.ids[n] = int32(len(x.ids))
 	}
 	// wanted[c] has bit min(n, 63) set when a name of n bytes starts
 	// with c: most identifiers of a file fail this test and skip the map
@@ -247,7 +255,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 		}
 	}
 	// words calls fn for each identifier of s that is a wanted name.
-	words := func(s string, fn func(w string)) {
+	words := func(s string, fn func(id int32)) {
 		for j := 0; j < len(s); {
 			if !isWordByte(s[j]) {
 				j++
@@ -257,8 +265,10 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			for k < len(s) && isWordByte(s[k]) {
 				k++
 			}
-			if wanted[s[j]]&(1<<min(k-j, 63)) != 0 && names[s[j:k]] {
-				fn(s[j:k])
+			if wanted[s[j]]&(1<<min(k-j, 63)) != 0 {
+				if id, ok := x.ids[s[j:k]]; ok {
+					fn(id)
+				}
 			}
 			j = k
 		}
@@ -266,8 +276,8 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 	// Files are read on every core (each file's masks are its own); their
 	// uses join the index in file order, as one pass would add them.
 	type use struct {
-		w    string
-		line int
+		id   int32
+		line int32
 	}
 	uses := make([][]use, len(ctxs))
 	par.For(len(ctxs), 8, func(fi int) {
@@ -290,11 +300,11 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 		// so a file that names none is never masked (or parsed).
 		// The line's names so far: a line has few, so a short slice;
 		// past 16 (a long generated line), a map as well.
-		var seen []string
-		var seenMap map[string]bool
+		var seen []int32
+		var seenMap map[int32]bool
 		for i, raw := range fc.f.Content {
 			hit := false
-			words(raw, func(string) { hit = true })
+			words(raw, func(int32) { hit = true })
 			if !hit {
 				continue
 			}
@@ -304,33 +314,49 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			}
 			seen = seen[:0]
 			clear(seenMap)
-			words(m, func(w string) {
+			words(m, func(id int32) {
 				if len(seen) < 16 {
-					if slices.Contains(seen, w) {
+					if slices.Contains(seen, id) {
 						return
 					}
-					seen = append(seen, w)
+					seen = append(seen, id)
 				} else {
 					if seenMap == nil {
-						seenMap = map[string]bool{}
+						seenMap = map[int32]bool{}
 					}
 					if len(seenMap) == 0 {
 						for _, x := range seen {
 							seenMap[x] = true
 						}
 					}
-					if seenMap[w] {
+					if seenMap[id] {
 						return
 					}
-					seenMap[w] = true
+					seenMap[id] = true
 				}
-				uses[fi] = append(uses[fi], use{w, i + 1})
+				uses[fi] = append(uses[fi], use{id, int32(i + 1)})
 			})
 		}
 	})
+	// Each name's postings are counted, then laid out in one array.
+	count := make([]int32, len(x.ids))
+	total := 0
+	for _, us := range uses {
+		for _, u := range us {
+			count[u.id]++
+		}
+		total += len(us)
+	}
+	all := make([]posting, total)
+	x.posts = make([][]posting, len(x.ids))
+	at := 0
+	for id, n := range count {
+		x.posts[id] = all[at : at : at+int(n)]
+		at += int(n)
+	}
 	for fi, us := range uses {
 		for _, u := range us {
-			x.words[u.w] = append(x.words[u.w], posting{file: fi, line: u.line})
+			x.posts[u.id] = append(x.posts[u.id], posting{file: fi, line: int(u.line)})
 		}
 	}
 	return x
@@ -371,7 +397,11 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 		}
 		return uses
 	}
-	for _, p := range x.words[name] {
+	id, ok := x.ids[name]
+	if !ok {
+		return nil
+	}
+	for _, p := range x.posts[id] {
 		fc := x.ctxs[p.file]
 		if fc.f == skip || (skipAdded && x.isAdded(p.file, p.line)) || langFamily(fc.f.Language) != fam {
 			continue
