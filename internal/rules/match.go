@@ -361,6 +361,33 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 	facts := newFileFacts(s, f)
 	eligible := s.eligibleRules(f.Language, profiles)
 	var fileBits []uint64 // s.file's scan of fc.raw, on first use
+	// fileOK reports whether rule ri's whole-file conditions
+	// (file_requires, file_unless) hold for f, each rule's answer worked
+	// out once. fc is set before it is called.
+	var fileState []int8 // by rule: 0 not yet known, 1 holds, 2 does not
+	fileOK := func(ri int) bool {
+		r := s.rules[ri]
+		if r.c.fileRequires == nil && r.c.fileUnless == nil {
+			return true
+		}
+		if fileState == nil {
+			fileState = make([]int8, len(s.rules))
+		}
+		if fileState[ri] == 0 {
+			ok := true
+			if r.c.fileRequires != nil && (!s.fileLiteral(&fileBits, fc.raw, r.c.fileReqIDs, r.c.fileReqLits, r.c.fileReqFold) || !r.c.fileRequires.MatchString(fc.raw)) {
+				ok = false
+			}
+			if ok && r.c.fileUnless != nil && s.fileLiteral(&fileBits, fc.raw, r.c.fileUnlessIDs, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
+				ok = false
+			}
+			fileState[ri] = 2
+			if ok {
+				fileState[ri] = 1
+			}
+		}
+		return fileState[ri] == 1
+	}
 	// Parse first when a syntax rule's literals occur near the change, so
 	// that every rule of the file — line rules too — reads comments and
 	// strings from the same tree; otherwise the file is not parsed and
@@ -392,11 +419,15 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		if fc == nil {
 			fc = newFileCtx(f)
 		}
-		// Whole-file patterns are only run when their literals occur.
-		if r.c.fileRequires != nil && (!s.fileLiteral(&fileBits, fc.raw, r.c.fileReqIDs, r.c.fileReqLits, r.c.fileReqFold) || !r.c.fileRequires.MatchString(fc.raw)) {
-			continue
-		}
-		if r.c.fileUnless != nil && s.fileLiteral(&fileBits, fc.raw, r.c.fileUnlessIDs, r.c.fileUnlessLits, r.c.fileUnlessFold) && r.c.fileUnless.MatchString(fc.raw) {
+		// Whole-file patterns are only run when their literals occur,
+		// and for a rule run line by line, only once a line is a
+		// candidate (fileOK, below): most rules have none in most files,
+		// and the whole file need not be scanned for them.
+		// A syntax rule whose literals are not near the change is not run
+		// either way.
+		syn := r.c.query != nil || r.c.flow != nil
+		lineRule := r.Scope == "added" && r.Block == nil && !syn
+		if syn && !synOK[r] || !lineRule && !fileOK(ri) {
 			continue
 		}
 		switch {
@@ -478,8 +509,9 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 				for cb != 0 {
 					k := cb & -cb
 					cb &^= k
-					r := s.rules[w*64+bits.TrailingZeros64(k)]
-					if !r.c.present(rawBits, l.Text) {
+					ri := w*64 + bits.TrailingZeros64(k)
+					r := s.rules[ri]
+					if !r.c.present(rawBits, l.Text) || !fileOK(ri) {
 						continue
 					}
 					if r.MatchIn != "raw" {
