@@ -49,8 +49,10 @@ type glState struct {
 	rules map[string]*glRule
 	byID  map[string]int
 	list  []RuleInfo
-	// keywords by their first two (lower-cased) bytes
+	// keywords by their first two (lower-cased) bytes; kwFold, by a
+	// text's two bytes as they are (ASCII case folded into the index)
 	kwIndex  [1 << 16]uint16
+	kwFold   [1 << 16]uint16
 	kwGroups [][]string
 	// kwThird[g]: the third bytes of group g's keywords (bits), and
 	// kwPair[g]: g has a keyword of two bytes; a text's byte pair that
@@ -555,7 +557,7 @@ func (st *glState) windows(s string) []window {
 	}
 	lineDone := -1 // hits before this offset are on a line already windowed
 	for i := 0; i+1 < len(s); i++ {
-		g := st.kwIndex[uint16(lowerTable[s[i]])<<8|uint16(lowerTable[s[i+1]])]
+		g := st.kwFold[uint16(s[i])<<8|uint16(s[i+1])]
 		if g == 0 {
 			continue
 		}

@@ -301,7 +301,38 @@ func newState(snap *glSnapshot) *glState {
 		}
 	}
 	slices.SortFunc(st.list, func(a, b RuleInfo) int { return strings.Compare(a.ID, b.ID) })
+	st.foldKwIndex()
 	return st
+}
+
+// foldKwIndex fills kwFold from kwIndex: kwFold[a<<8|b] is
+// kwIndex[lower(a)<<8|lower(b)], so a text's pairs are looked up as they
+// are, without lowering each byte first.
+func (st *glState) foldKwIndex() {
+	upper := func(c byte) (byte, bool) {
+		if c >= 'a' && c <= 'z' {
+			return c - 'a' + 'A', true
+		}
+		return 0, false
+	}
+	for k, g := range st.kwIndex {
+		x, y := byte(k>>8), byte(k)
+		if g == 0 || lowerTable[x] != x || lowerTable[y] != y {
+			continue // no lowered pair is this one
+		}
+		xs, ys := []byte{x}, []byte{y}
+		if u, ok := upper(x); ok {
+			xs = append(xs, u)
+		}
+		if u, ok := upper(y); ok {
+			ys = append(ys, u)
+		}
+		for _, a := range xs {
+			for _, b := range ys {
+				st.kwFold[uint16(a)<<8|uint16(b)] = g
+			}
+		}
+	}
 }
 
 // ruleCfg is one rule as gitleaks' Translate makes it, made on first use.

@@ -226,3 +226,27 @@ func TestGenericRuleOnlyForRandomValues(t *testing.T) {
 		t.Errorf("lines %v, want [1]", lines)
 	}
 }
+
+// TestKwFold: the folded keyword index answers every byte pair as the
+// index of the lowered pair does.
+func TestKwFold(t *testing.T) {
+	st := detector()
+	if st.err != nil {
+		t.Fatal(st.err)
+	}
+	hits := 0
+	for a := range 256 {
+		for b := range 256 {
+			want := st.kwIndex[uint16(lowerTable[a])<<8|uint16(lowerTable[b])]
+			if got := st.kwFold[uint16(a)<<8|uint16(b)]; got != want {
+				t.Fatalf("pair %q: folded index %d, lowered index %d", []byte{byte(a), byte(b)}, got, want)
+			}
+			if want != 0 {
+				hits++
+			}
+		}
+	}
+	if hits == 0 {
+		t.Fatal("no keyword pairs: the test is not testing")
+	}
+}
