@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -85,21 +87,36 @@ func (d *Dir) WriteSet(ctx context.Context, files []File, manifest string, body 
 	defer sr.Close()
 	// The files are staged concurrently: each is rendered, written and
 	// synced on its own, and a small review's outputs spent most of their
-	// time waiting for one fsync after another.
+	// time waiting for one fsync after another. The manifest needs only
+	// what was written, so it is written and synced while the files'
+	// syncs run (nothing is published before all of them are done).
 	written := make([]Written, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
+	writeErrs, syncErrs := make([]error, len(files)), make([]error, len(files))
+	var wrote, synced sync.WaitGroup
+	wrote.Add(len(files))
 	for i, f := range files {
-		wg.Go(func() { written[i], errs[i] = stageFile(sr, absStage, f) })
+		synced.Go(func() {
+			out, w, err := stageWrite(sr, absStage, f)
+			written[i], writeErrs[i] = w, err
+			wrote.Done()
+			if err == nil {
+				syncErrs[i] = stageSync(out)
+			}
+		})
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
+	wrote.Wait()
+	var manifestErr error
+	if !slices.ContainsFunc(writeErrs, func(err error) bool { return err != nil }) {
+		_, manifestErr = stageFile(sr, absStage, File{Name: manifest, Write: body(written)})
+	}
+	synced.Wait()
+	for i := range files {
+		if err := cmp.Or(writeErrs[i], syncErrs[i]); err != nil {
 			return nil, fmt.Errorf("write %s: %w", d.Path(files[i].Name), err)
 		}
 	}
-	if _, err := stageFile(sr, absStage, File{Name: manifest, Write: body(written)}); err != nil {
-		return nil, fmt.Errorf("write %s: %w", d.Path(manifest), err)
+	if manifestErr != nil {
+		return nil, fmt.Errorf("write %s: %w", d.Path(manifest), manifestErr)
 	}
 	if f, err := sr.Open("."); err == nil {
 		f.Sync()
@@ -142,27 +159,41 @@ func names(files []File) []string {
 	return out
 }
 
-// stageFile writes one file into the private staging directory.
+// stageFile writes one file into the private staging directory and
+// syncs it.
 func stageFile(sr *os.Root, absStage string, f File) (Written, error) {
+	out, w, err := stageWrite(sr, absStage, f)
+	if err != nil {
+		return Written{}, err
+	}
+	return w, stageSync(out)
+}
+
+// stageWrite writes one file into the private staging directory; the
+// file is left open for stageSync (closed on an error).
+func stageWrite(sr *os.Root, absStage string, f File) (*os.File, Written, error) {
 	perm := Options{Perm: f.Perm}.perm()
 	out, err := sr.OpenFile(f.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return Written{}, err
+		return nil, Written{}, err
 	}
-	defer out.Close()
 	h := sha256.New()
 	n, err := writeTo(out, func(w io.Writer) error { return f.Write(io.MultiWriter(w, h)) }, filepath.Join(absStage, f.Name))
+	if err == nil {
+		err = out.Chmod(perm)
+	}
 	if err != nil {
-		return Written{}, err
+		out.Close()
+		return nil, Written{}, err
 	}
-	if err := out.Chmod(perm); err != nil {
-		return Written{}, err
-	}
+	return out, Written{Name: f.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// stageSync syncs and closes a file stageWrite wrote.
+func stageSync(out *os.File) error {
 	if err := out.Sync(); err != nil {
-		return Written{}, err
+		out.Close()
+		return err
 	}
-	if err := out.Close(); err != nil {
-		return Written{}, err
-	}
-	return Written{Name: f.Name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return out.Close()
 }
