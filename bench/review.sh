@@ -8,12 +8,19 @@
 #   BASELINE_REV=646a6ef bash bench/review.sh   # also time diffpal built at that commit
 #   SMALL_RUNS=20 bash bench/review.sh    # also a 10-line change, 20 runs (0: skip)
 #   GROWTH="1000 10000 100000 400000" bash bench/review.sh   # review time at these sizes
+#   PACKED=1 bash bench/review.sh         # also on a packed copy of the repository
 #
 # After the table it prints the review's phase breakdown (DIFFPAL_PHASES=1,
 # median of RUNS runs; phases marked concurrent overlap the others), the
 # 10-line change's wall time over SMALL_RUNS runs (default 20, process
 # start included) and, with GROWTH set, the review's time and peak RSS at
 # each size of change (files = lines / 100).
+#
+# genrepo writes loose objects, one directory per file: git reads each
+# object from a file of its own, which slows git diff (and the review's git
+# processes) more than a real, packed clone would. PACKED=1 also times git
+# diff and the review on a copy repacked with `git repack -ad`, where the
+# floor is about twice as fast and the ratio correspondingly worse.
 #
 # It builds diffpal, installs gitleaks (pinned) into bench/.out with
 # `go install`, generates the repository with bench/genrepo (deterministic),
@@ -99,6 +106,18 @@ cat <<TABLE
 TABLE
 if [[ -n ${BASELINE_REV:-} ]]; then
 	echo "| | diffpal at $BASELINE_REV (baseline) | $t_base | $m_base | $(ratio "$t_base" "$t_git") | $(ratio "$t_base" "$t_gl") |"
+fi
+if [[ -n ${PACKED:-} ]]; then
+	PACK=$REPO-packed
+	if [[ ! -d $PACK/.git ]]; then
+		rm -rf "$PACK" && cp -r "$REPO" "$PACK" && git -C "$PACK" repack -adq
+	fi
+	read -r tp_git mp_git < <(measure "git diff (packed)" git -C "$PACK" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
+	read -r tp_dp mp_dp < <(measure "diffpal review (packed)" "$OUT/diffpal" review -C "$PACK" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-packed" --color never)
+	echo "| same change, packed repository | git diff (floor) | $tp_git | $mp_git | 1.00 | |"
+	echo "| | diffpal review | $tp_dp | $mp_dp | $(ratio "$tp_dp" "$tp_git") | |"
+fi
+if [[ -n ${BASELINE_REV:-} ]]; then
 	echo
 	echo "diffpal review now vs at $BASELINE_REV: $(ratio "$t_dp" "$t_base")x the time"
 fi

@@ -43,7 +43,8 @@ const (
 //  1. Every target and the manifest are checked first: one symlink or
 //     non-regular file refuses the whole set before anything is written.
 //  2. The files are written and synced, concurrently (so each File.Write
-//     must be safe to run alongside the others), in a fresh staging
+//     must be safe to run alongside the others), the manifest with them
+//     once every file is written, in a fresh staging
 //     directory inside d (StagePrefix+N+StageSuffix, mode 0700). An error, a
 //     cancelled ctx or a signal (Cleanup) up to here leaves the published
 //     files exactly as they were, and the staging directory is removed.
@@ -118,10 +119,10 @@ func (d *Dir) WriteSet(ctx context.Context, files []File, manifest string, body 
 	if manifestErr != nil {
 		return nil, fmt.Errorf("write %s: %w", d.Path(manifest), manifestErr)
 	}
-	if f, err := sr.Open("."); err == nil {
-		f.Sync()
-		f.Close()
-	}
+	// The staging directory itself is not synced: its entries are
+	// renamed away below, and what makes the published names durable is
+	// each file's own sync before and d's sync after the renames (as for
+	// a single file written by WriteFile).
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
