@@ -219,13 +219,6 @@ type useIndex struct {
 	ctxs  []*fileCtx
 	ids   map[string]int32 // the wanted names, numbered
 	posts [][]posting      // by name id, in file and line order
-	added [][]bool         // per file, indexed by new line number
-}
-
-// isAdded reports whether line of file fi is an added line.
-func (x *useIndex) isAdded(fi, line int) bool {
-	a := x.added[fi]
-	return line >= 0 && line < len(a) && a[line]
 }
 
 type posting struct {
@@ -233,8 +226,19 @@ type posting struct {
 	line int
 }
 
+// maxUses is how many uses usesOf returns.
+const maxUses = 50
+
+// saturate lets newUseIndex stop reading a name's uses once usesOf has
+// all it can return (off only in TestUseIndexSaturation's reference).
+var saturate = true
+
+// useChunk is how many files newUseIndex reads (on every core) before it
+// takes stock of which names have all the uses usesOf can return.
+const useChunk = 32
+
 func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
-	x := &useIndex{ctxs: ctxs, added: make([][]bool, len(ctxs))}
+	x := &useIndex{ctxs: ctxs}
 	if len(names) == 0 {
 		return x
 	}
@@ -254,8 +258,36 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			wanted[n[0]] |= 1 << min(len(n), 63)
 		}
 	}
-	// words calls fn for each identifier of s that is a wanted name.
-	words := func(s string, fn func(id int32)) {
+	// Each indexed file's language family, numbered; -1 for a file that
+	// is not read (docs, changelogs, YAML and bundles mention names, they
+	// do not use them).
+	famOf := make([]int, len(ctxs))
+	fams := map[string]int{}
+	for fi, fc := range ctxs {
+		famOf[fi] = -1
+		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
+			continue
+		}
+		fam := langFamily(fc.f.Language)
+		if _, ok := fams[fam]; !ok {
+			fams[fam] = len(fams)
+		}
+		famOf[fi] = fams[fam]
+	}
+	// full[id*nf+fam]: the files read so far hold every use of the name in
+	// that family that usesOf can return, whichever file asks: at least
+	// maxUses of them outside any one file (usesOf takes the first
+	// maxUses outside the asking file, in file order). Later files of the
+	// family are not read for it, and a line whose only names are full is
+	// not masked. On a large change whose files all call a few helpers
+	// this is most lines.
+	nf := len(fams)
+	full := make([]bool, len(x.ids)*nf)
+	total := make([]int32, len(x.ids)*nf)   // uses read so far
+	maxFile := make([]int32, len(x.ids)*nf) // the most in one file
+	// words calls fn for each identifier of s that is a wanted name not
+	// full in family fam.
+	words := func(s string, fam int, fn func(id int32)) {
 		for j := 0; j < len(s); {
 			if !isWordByte(s[j]) {
 				j++
@@ -266,35 +298,22 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 				k++
 			}
 			if wanted[s[j]]&(1<<min(k-j, 63)) != 0 {
-				if id, ok := x.ids[s[j:k]]; ok {
+				if id, ok := x.ids[s[j:k]]; ok && !full[int(id)*nf+fam] {
 					fn(id)
 				}
 			}
 			j = k
 		}
 	}
-	// Files are read on every core (each file's masks are its own); their
-	// uses join the index in file order, as one pass would add them.
 	type use struct {
 		id   int32
 		line int32
 	}
 	uses := make([][]use, len(ctxs))
-	par.For(len(ctxs), 8, func(fi int) {
-		fc := ctxs[fi]
-		last := 0
-		for _, l := range fc.f.Added {
-			last = max(last, l.No)
-		}
-		added := make([]bool, last+1)
-		for _, l := range fc.f.Added {
-			if l.No >= 0 {
-				added[l.No] = true
-			}
-		}
-		x.added[fi] = added
-		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
-			return // docs, changelogs, YAML and bundles mention names, they do not use them
+	read := func(fi int) {
+		fc, fam := ctxs[fi], famOf[fi]
+		if fam < 0 {
+			return
 		}
 		// Only lines whose raw text names a changed symbol are read masked,
 		// so a file that names none is never masked (or parsed).
@@ -304,7 +323,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 		var seenMap map[int32]bool
 		for i, raw := range fc.f.Content {
 			hit := false
-			words(raw, func(int32) { hit = true })
+			words(raw, fam, func(int32) { hit = true })
 			if !hit {
 				continue
 			}
@@ -314,7 +333,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 			}
 			seen = seen[:0]
 			clear(seenMap)
-			words(m, func(id int32) {
+			words(m, fam, func(id int32) {
 				if len(seen) < 16 {
 					if slices.Contains(seen, id) {
 						return
@@ -337,22 +356,45 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 				uses[fi] = append(uses[fi], use{id, int32(i + 1)})
 			})
 		}
-	})
+	}
+	// Files are read on every core, a chunk at a time (each file's masks
+	// are its own; full is only written between chunks); their uses join
+	// the index in file order, as one pass would add them.
+	inFile := make([]int32, len(x.ids)) // a file's uses of each name
+	for lo := 0; lo < len(ctxs); lo += useChunk {
+		hi := min(lo+useChunk, len(ctxs))
+		par.For(hi-lo, 8, func(k int) { read(lo + k) })
+		for fi := lo; fi < hi; fi++ {
+			fam := famOf[fi]
+			for _, u := range uses[fi] {
+				inFile[u.id]++
+			}
+			for _, u := range uses[fi] {
+				if n := inFile[u.id]; n > 0 {
+					c := int(u.id)*nf + fam
+					total[c] += n
+					maxFile[c] = max(maxFile[c], n)
+					full[c] = saturate && total[c]-maxFile[c] >= maxUses
+					inFile[u.id] = 0
+				}
+			}
+		}
+	}
 	// Each name's postings are counted, then laid out in one array.
 	count := make([]int32, len(x.ids))
-	total := 0
+	n := 0
 	for _, us := range uses {
 		for _, u := range us {
 			count[u.id]++
 		}
-		total += len(us)
+		n += len(us)
 	}
-	all := make([]posting, total)
+	all := make([]posting, n)
 	x.posts = make([][]posting, len(x.ids))
 	at := 0
-	for id, n := range count {
-		x.posts[id] = all[at : at : at+int(n)]
-		at += int(n)
+	for id, c := range count {
+		x.posts[id] = all[at : at : at+int(c)]
+		at += int(c)
 	}
 	for fi, us := range uses {
 		for _, u := range us {
@@ -369,7 +411,7 @@ func isWordByte(c byte) bool {
 // usesOf finds references to name in the Content of the code files of
 // skip's language family other than skip (masked, so comments and strings
 // do not count), at most 50.
-func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
+func (x *useIndex) usesOf(name string, skip *File) []Use {
 	fam := langFamily(skip.Language)
 	var uses []Use
 	plain := true
@@ -379,17 +421,14 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 	if !plain {
 		// Names such as Ruby's valid? are not single words: scan.
 		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `(?:\W|$)`)
-		for fi, fc := range x.ctxs {
+		for _, fc := range x.ctxs {
 			if fc.f == skip || fc.f.Content == nil || langFamily(fc.f.Language) != fam || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
 				continue
 			}
 			for i, m := range fc.lexContent() {
-				if skipAdded && x.isAdded(fi, i+1) {
-					continue
-				}
 				if re.MatchString(m) {
 					uses = append(uses, Use{Path: fc.f.Path, Line: i + 1})
-					if len(uses) >= 50 {
+					if len(uses) >= maxUses {
 						return uses
 					}
 				}
@@ -403,11 +442,11 @@ func (x *useIndex) usesOf(name string, skip *File, skipAdded bool) []Use {
 	}
 	for _, p := range x.posts[id] {
 		fc := x.ctxs[p.file]
-		if fc.f == skip || (skipAdded && x.isAdded(p.file, p.line)) || langFamily(fc.f.Language) != fam {
+		if fc.f == skip || langFamily(fc.f.Language) != fam {
 			continue
 		}
 		uses = append(uses, Use{Path: fc.f.Path, Line: p.line})
-		if len(uses) >= 50 {
+		if len(uses) >= maxUses {
 			break
 		}
 	}
@@ -447,7 +486,7 @@ func ChangedSymbols(files []*File) []Symbol {
 			k := fmt.Sprintf("%s:%d", fc.f.Path, d.line)
 			out = append(out, Symbol{
 				Name: d.name, Kind: d.kind, Path: fc.f.Path, Line: d.line,
-				UsedIn:    idx.usesOf(d.name, fc.f, false),
+				UsedIn:    idx.usesOf(d.name, fc.f),
 				Signature: sigs[k].Signature,
 			})
 			delete(sigs, k)
@@ -456,7 +495,7 @@ func ChangedSymbols(files []*File) []Symbol {
 		// first (a multi-line parameter list)
 		for k, s := range sigs {
 			if s.Path == fc.f.Path {
-				s.UsedIn = idx.usesOf(s.Name, fc.f, false)
+				s.UsedIn = idx.usesOf(s.Name, fc.f)
 				out = append(out, s)
 				delete(sigs, k)
 			}
