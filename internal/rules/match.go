@@ -420,11 +420,11 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			fc = newFileCtx(f)
 		}
 		// Whole-file patterns are only run when their literals occur,
-		// and for a rule run line by line, only once a line is a
-		// candidate (fileOK, below): most rules have none in most files,
-		// and the whole file need not be scanned for them.
-		// A syntax rule whose literals are not near the change is not run
-		// either way.
+		// and for a rule run line by line, only once one of its lines is
+		// a candidate (fileOK in the line loop below): most rules have
+		// none in most files, and the whole file need not be scanned for
+		// them. A syntax rule whose literals are not near the change is
+		// not run either way, so it is not asked before.
 		syn := r.c.query != nil || r.c.flow != nil
 		lineRule := r.Scope == "added" && r.Block == nil && !syn
 		if syn && !synOK[r] || !lineRule && !fileOK(ri) {
