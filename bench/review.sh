@@ -26,9 +26,9 @@
 #
 # It builds diffpal, installs gitleaks (pinned) into bench/.out with
 # `go install`, generates the repository with bench/genrepo (deterministic),
-# runs each tool RUNS times (default 3) and prints median wall seconds,
-# peak RSS and the ratios. Targets: review <= 2x git diff, faster than
-# gitleaks, peak RSS <= 500 MB.
+# runs each tool RUNS times (default 3; the tools' runs alternate) and
+# prints median wall seconds, peak RSS and the ratios. Targets: review <=
+# 2x git diff, faster than gitleaks, peak RSS <= 500 MB.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/deps.sh
@@ -88,13 +88,49 @@ measure() {
 	echo "$med $((rss / 1024))"
 }
 
-echo "measuring ($RUNS runs each) on $CHANGED files, $ADDED added lines" >&2
-read -r t_git m_git < <(measure "git diff" git -C "$REPO" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
-read -r t_dp m_dp < <(measure "diffpal review" "$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never)
+# alternate NAME... -> t_NAME and m_NAME (median seconds, max RSS MB) for
+# each tool NAME, whose command is the array CMD_NAME. The tools' runs
+# alternate (run 1 of each, then run 2 of each, ...), so that a load that
+# comes and goes on a shared machine weighs on all of them alike rather
+# than on whichever ran while it lasted.
+alternate() {
+	local -A times=() rss=()
+	local i t tf
+	for ((i = 0; i < RUNS; i++)); do
+		for t in "$@"; do
+			local -n cmd="CMD_$t"
+			tf=$(mktemp)
+			/usr/bin/time -f '%e %M' -o "$tf" "${cmd[@]}" >/dev/null 2>&1 || {
+				local code=$?
+				# diffpal --gate exits 10 when something blocks (gitleaks runs with --exit-code 0).
+				if [[ $code -ne 10 ]]; then
+					echo "$t failed with exit $code" >&2
+					exit 1
+				fi
+			}
+			read -r s k < <(tail -n 1 "$tf")
+			rm -f "$tf"
+			times[$t]+="$s"$'\n'
+			((k > ${rss[$t]:-0})) && rss[$t]=$k
+			unset -n cmd
+		done
+	done
+	for t in "$@"; do
+		printf -v "t_$t" '%s' "$(printf '%s' "${times[$t]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+		printf -v "m_$t" '%s' "$((${rss[$t]} / 1024))"
+	done
+}
+
+echo "measuring ($RUNS runs each, alternated) on $CHANGED files, $ADDED added lines" >&2
+CMD_git=(git -C "$REPO" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
+CMD_dp=("$OUT/diffpal" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out" --color never)
+CMD_base=("$OUT/diffpal-baseline" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-baseline" --color never)
+CMD_gl=("$OUT/gitleaks" git --no-banner --exit-code 0 --log-opts="$BASE..$HEAD" --report-format json --report-path "$OUT/gitleaks-report.json" "$REPO")
 if [[ -n ${BASELINE_REV:-} ]]; then
-	read -r t_base m_base < <(measure "diffpal baseline" "$OUT/diffpal-baseline" review -C "$REPO" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-baseline" --color never)
+	alternate git dp base gl
+else
+	alternate git dp gl
 fi
-read -r t_gl m_gl < <(measure "gitleaks" "$OUT/gitleaks" git --no-banner --exit-code 0 --log-opts="$BASE..$HEAD" --report-format json --report-path "$OUT/gitleaks-report.json" "$REPO")
 FINDINGS=$({ "$OUT/diffpal" gate --block-on low "$OUT/review-out/findings.json" 2>&1 || true; } | sed -n 's/.*findings=\([0-9]*\).*/\1/p')
 LEAKS=$({ "$OUT/gitleaks" git --no-banner --log-opts="$BASE..$HEAD" --report-format json --report-path - "$REPO" 2>/dev/null || true; } | grep -c '"RuleID"' || true)
 
@@ -114,10 +150,11 @@ if [[ -n ${PACKED:-} ]]; then
 	if [[ ! -d $PACK/.git ]]; then
 		rm -rf "$PACK" && cp -r "$REPO" "$PACK" && git -C "$PACK" repack -adq
 	fi
-	read -r tp_git mp_git < <(measure "git diff (packed)" git -C "$PACK" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
-	read -r tp_dp mp_dp < <(measure "diffpal review (packed)" "$OUT/diffpal" review -C "$PACK" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-packed" --color never)
-	echo "| same change, packed repository | git diff (floor) | $tp_git | $mp_git | 1.00 | |"
-	echo "| | diffpal review | $tp_dp | $mp_dp | $(ratio "$tp_dp" "$tp_git") | |"
+	CMD_pgit=(git -C "$PACK" diff --no-ext-diff --no-textconv "$BASE" "$HEAD")
+	CMD_pdp=("$OUT/diffpal" review -C "$PACK" --base "$BASE" --head "$HEAD" --out-dir "$PWD/$OUT/review-out-packed" --color never)
+	alternate pgit pdp
+	echo "| same change, packed repository | git diff (floor) | $t_pgit | $m_pgit | 1.00 | |"
+	echo "| | diffpal review | $t_pdp | $m_pdp | $(ratio "$t_pdp" "$t_pgit") | |"
 fi
 if [[ -n ${BASELINE_REV:-} ]]; then
 	echo
