@@ -36,8 +36,8 @@ func TestWidenPipe(t *testing.T) {
 	after := pipeSize(t, r)
 	// The limit for unprivileged processes is a setting; the default
 	// (1 MiB) allows the request.
-	max, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
-	if err == nil && strings.TrimSpace(string(max)) == "1048576" && after != 1<<20 {
+	limit, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if err == nil && strings.TrimSpace(string(limit)) == "1048576" && after != 1<<20 {
 		t.Fatalf("pipe size %d after widenPipe, want %d (was %d)", after, 1<<20, before)
 	}
 	if after < before {
