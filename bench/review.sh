@@ -62,32 +62,6 @@ HEAD=$(git -C "$REPO" rev-parse change)
 ADDED=$(git -C "$REPO" diff --numstat "$BASE" "$HEAD" | awk '{a+=$1} END {print a}')
 CHANGED=$(git -C "$REPO" diff --name-only "$BASE" "$HEAD" | wc -l)
 
-# measure NAME CMD... -> "seconds rss_mb" (median seconds, max RSS)
-measure() {
-	local name=$1
-	shift
-	local times=() rss=0
-	for ((i = 0; i < RUNS; i++)); do
-		local tf
-		tf=$(mktemp)
-		/usr/bin/time -f '%e %M' -o "$tf" "$@" >/dev/null 2>&1 || {
-			local code=$?
-			# diffpal --gate exits 10 when something blocks (gitleaks runs with --exit-code 0).
-			if [[ $code -ne 10 ]]; then
-				echo "$name failed with exit $code" >&2
-				exit 1
-			fi
-		}
-		read -r s k < <(tail -n 1 "$tf")
-		rm -f "$tf"
-		times+=("$s")
-		((k > rss)) && rss=$k
-	done
-	local med
-	med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$med $((rss / 1024))"
-}
-
 # alternate NAME... -> t_NAME and m_NAME (median seconds, max RSS MB) for
 # each tool NAME, whose command is the array CMD_NAME. The tools' runs
 # alternate (run 1 of each, then run 2 of each, ...), so that a load that
@@ -221,8 +195,10 @@ if [[ -n ${GROWTH:-} ]]; then
 		[[ -d $G/.git ]] || go run ./bench/genrepo -o "$G" -files "$f" -lines "$n" >/dev/null
 		gb=$(git -C "$G" rev-parse main)
 		gh=$(git -C "$G" rev-parse change)
-		read -r tg _ < <(measure "git diff" git -C "$G" diff --no-ext-diff --no-textconv "$gb" "$gh")
-		read -r td md < <(measure "diffpal review" "$OUT/diffpal" review -C "$G" --base "$gb" --head "$gh" --out-dir "$PWD/$OUT/review-out-growth" --color never)
+		CMD_ggit=(git -C "$G" diff --no-ext-diff --no-textconv "$gb" "$gh")
+		CMD_gdp=("$OUT/diffpal" review -C "$G" --base "$gb" --head "$gh" --out-dir "$PWD/$OUT/review-out-growth" --color never)
+		alternate ggit gdp
+		tg=$t_ggit td=$t_gdp md=$m_gdp
 		echo "| $n | $f | $tg | $td | $md | $(ratio "$td" "$tg") | $(awk -v t="$td" -v n="$n" 'BEGIN { printf "%.4f", t / n * 1000 }') |"
 	done
 fi
