@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -149,6 +150,12 @@ func TestLiteralIndexFindsEveryLiteral(t *testing.T) {
 		"scan":  x.scan,
 		"trie":  func(s string, bits []uint64) { clear(bits); x.scanTrie(s, bits) },
 		"table": func(s string, bits []uint64) { clear(bits); x.scanTable(table, s, bits) },
+		// scanPair, the line as its first and as its second text, the other
+		// one shorter and longer (eval( sets a literal the line must not get).
+		"pair first": func(s string, bits []uint64) { x.scanPair(s, "password = eval(", bits, make([]uint64, x.words)) },
+		"pair second": func(s string, bits []uint64) {
+			x.scanPair("eval(", s, make([]uint64, x.words), bits)
+		},
 	}
 	bits := make([]uint64, x.words)
 	found := 0
@@ -167,8 +174,8 @@ func TestLiteralIndexFindsEveryLiteral(t *testing.T) {
 			}
 		}
 	}
-	if found < 3*1000 {
-		t.Fatalf("only %d literal occurrences over 3 forms: too few to test", found)
+	if found < 5*1000 {
+		t.Fatalf("only %d literal occurrences over 5 forms: too few to test", found)
 	}
 }
 
@@ -330,6 +337,124 @@ func TestLiteralIndexTableBounded(t *testing.T) {
 		want := id == 7 || id == 2999
 		if got := bits[id/64]&(1<<(id%64)) != 0; got != want {
 			t.Fatalf("literal %d: found %v, want %v", id, got, want)
+		}
+	}
+}
+
+// TestScanTwoStreams: a long text walked as two streams sets the same
+// literals as one walk, for the built-in set's three literal indexes over
+// this package's sources cut at random lengths (so that literals straddle
+// the half) and over texts made of nothing but literals.
+func TestScanTwoStreams(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.buildPrefilter()
+	var src string
+	for _, p := range []string{"match.go", "explorer.go", "prefilter.go"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src += string(data)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	compared, set := 0, 0
+	for _, x := range []*literalIndex{s.lits, s.syn, s.file} {
+		table := x.table()
+		var texts []string
+		for range 300 {
+			a := rng.IntN(len(src) - 4096)
+			texts = append(texts, src[a:a+twoStreams+rng.IntN(3000)])
+			var b strings.Builder
+			for b.Len() < twoStreams+rng.IntN(2000) {
+				b.WriteString(x.lits[rng.IntN(len(x.lits))])
+				if rng.IntN(3) == 0 {
+					b.WriteByte(' ')
+				}
+			}
+			texts = append(texts, b.String())
+		}
+		one, two := make([]uint64, x.words), make([]uint64, x.words)
+		for _, text := range texts {
+			clear(one)
+			x.scanTable(table, text, one)
+			clear(two)
+			x.scanTwo(table, text, two)
+			if !slices.Equal(one, two) {
+				t.Fatalf("%d literals: %q: one walk %x, two %x", len(x.lits), text, one, two)
+			}
+			compared++
+			for _, w := range one {
+				set += bits.OnesCount64(w)
+			}
+		}
+	}
+	if set < compared*3 {
+		t.Fatalf("only %d literals set over %d texts: too few to compare", set, compared)
+	}
+}
+
+// BenchmarkScanText scans whole texts (this package's sources) with the
+// syntax literal index, as a file's window is scanned, in one walk and in
+// two (go test ./internal/rules -bench ScanText).
+func BenchmarkScanText(b *testing.B) {
+	s, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.buildPrefilter()
+	var texts []string
+	n := 0
+	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for t := string(data); len(t) > 0; {
+			k := min(len(t), 6000)
+			texts = append(texts, t[:k])
+			n += k
+			t = t[k:]
+		}
+	}
+	x := s.syn
+	table := x.table()
+	bitset := make([]uint64, x.words)
+	for name, scan := range map[string]func([]int32, string, []uint64){"one": x.scanTable, "two": x.scanTwo} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				for _, t := range texts {
+					scan(table, t, bitset)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLiteralScanPairs is BenchmarkLiteralScan with the lines
+// scanned two by two, as MatchFile scans a file's added lines.
+func BenchmarkLiteralScanPairs(b *testing.B) {
+	s, err := Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []string
+	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	s.lits.table()
+	ba, bb := make([]uint64, s.lits.words), make([]uint64, s.lits.words)
+	b.ResetTimer()
+	for b.Loop() {
+		for i := 0; i+1 < len(lines); i += 2 {
+			s.lits.scanPair(lines[i], lines[i+1], ba, bb)
 		}
 	}
 }

@@ -481,7 +481,7 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 		// rules index, gathered as bits over s.rules (so they are taken in
 		// lineIdx's order), plus the rules without literals: a line is not
 		// tested against every rule of the file.
-		rawBits := make([]uint64, s.lits.words)
+		rawA, rawB := make([]uint64, s.lits.words), make([]uint64, s.lits.words)
 		maskBits := make([]uint64, s.lits.words)
 		fileRules := make([]uint64, s.ruleWords) // lineIdx
 		always := make([]uint64, s.ruleWords)    // lineIdx without literals
@@ -492,8 +492,17 @@ func (s *Set) MatchFile(f *File, profiles []string) []Hit {
 			}
 		}
 		cand := make([]uint64, s.ruleWords)
-		for _, l := range f.Added {
-			s.lits.scan(l.Text, rawBits)
+		for i, l := range f.Added {
+			// Lines are scanned two by two, walked at once (scanPair).
+			rawBits := rawB
+			if i%2 == 0 {
+				rawBits = rawA
+				if i+1 < len(f.Added) {
+					s.lits.scanPair(l.Text, f.Added[i+1].Text, rawA, rawB)
+				} else {
+					s.lits.scan(l.Text, rawA)
+				}
+			}
 			copy(cand, always)
 			for w, b := range rawBits {
 				for b != 0 {

@@ -366,6 +366,7 @@ type literalIndex struct {
 	scanned   atomic.Int64 // bytes scanned by the trie, until the table exists
 	denseOnce sync.Once
 	dense     atomic.Pointer[[]int32]
+	maxLit    int // the longest literal's length, set with dense
 }
 
 // maxTableEntries bounds the full table (states × classes, 4 bytes each):
@@ -627,6 +628,9 @@ func (x *literalIndex) table() []int32 {
 			}
 			next[i] = off
 		}
+		for _, l := range x.lits {
+			x.maxLit = max(x.maxLit, len(l))
+		}
 		x.dense.Store(&next)
 	})
 	return *x.dense.Load()
@@ -636,14 +640,27 @@ func (x *literalIndex) table() []int32 {
 func (x *literalIndex) scan(s string, bits []uint64) {
 	clear(bits)
 	if t := x.dense.Load(); t != nil {
-		x.scanTable(*t, s, bits)
+		x.scanDense(*t, s, bits)
 		return
 	}
 	if x.scanned.Add(int64(len(s))) > denseAfter && int64(len(x.fail))*int64(x.nc) <= maxTableEntries {
-		x.scanTable(x.table(), s, bits)
+		x.scanDense(x.table(), s, bits)
 		return
 	}
 	x.scanTrie(s, bits)
+}
+
+// twoStreams is the length from which scanDense walks a text as two
+// streams: below it the second stream's setup costs more than it saves.
+const twoStreams = 256
+
+// scanDense is scanTable, over a long text two streams at once.
+func (x *literalIndex) scanDense(next []int32, s string, bits []uint64) {
+	if len(s) < twoStreams || x.maxLit < 1 || x.maxLit > len(s)/4 {
+		x.scanTable(next, s, bits)
+		return
+	}
+	x.scanTwo(next, s, bits)
 }
 
 func (x *literalIndex) scanTable(next []int32, s string, bits []uint64) {
@@ -656,10 +673,103 @@ func (x *literalIndex) scanTable(next []int32, s string, bits []uint64) {
 			continue
 		}
 		off = ^v
-		st := off / nc
-		for _, p := range x.pairs[x.pairAt[st]:x.pairAt[st+1]] {
-			bits[p.w] |= p.bits
+		x.emit(off/nc, bits)
+	}
+}
+
+// scanTwo is scanTable walking the first half of s and the rest at once:
+// a step of the automaton waits for the table entry the previous one
+// loaded, so one walk leaves the core idle most of each step, and two
+// independent walks take about as long as one. The second starts at
+// root maxLit-1 bytes before the half, so it finds every literal ending
+// in the second half (it starts at or after that point), the first finds
+// every literal ending before the half, and a literal both find sets the
+// same bit twice (TestScanTwoStreams).
+func (x *literalIndex) scanTwo(next []int32, s string, bits []uint64) {
+	half := len(s) / 2
+	a := s[:half]
+	b := s[half-(x.maxLit-1):]
+	head, tail := b[:len(a)], b[len(a):]
+	offA, offB := int32(0), int32(0)
+	nc, class := int32(x.nc), &x.class
+	for i := 0; i < len(a); i++ {
+		va := next[offA+int32(class[a[i]])]
+		vb := next[offB+int32(class[head[i]])]
+		if va >= 0 {
+			offA = va
+		} else {
+			offA = ^va
+			x.emit(offA/nc, bits)
 		}
+		if vb >= 0 {
+			offB = vb
+		} else {
+			offB = ^vb
+			x.emit(offB/nc, bits)
+		}
+	}
+	for i := 0; i < len(tail); i++ {
+		v := next[offB+int32(class[tail[i]])]
+		if v >= 0 {
+			offB = v
+			continue
+		}
+		offB = ^v
+		x.emit(offB/nc, bits)
+	}
+}
+
+// scanPair is scan of a into bitsA and of b into bitsB, the two walked at
+// once (see scanTwo): a file's added lines are scanned two by two.
+func (x *literalIndex) scanPair(a, b string, bitsA, bitsB []uint64) {
+	t := x.dense.Load()
+	if t == nil {
+		x.scan(a, bitsA)
+		x.scan(b, bitsB)
+		return
+	}
+	clear(bitsA)
+	clear(bitsB)
+	next := *t
+	n := min(len(a), len(b))
+	ha, hb := a[:n], b[:n]
+	offA, offB := int32(0), int32(0)
+	nc, class := int32(x.nc), &x.class
+	for i := 0; i < n; i++ {
+		va := next[offA+int32(class[ha[i]])]
+		vb := next[offB+int32(class[hb[i]])]
+		if va >= 0 {
+			offA = va
+		} else {
+			offA = ^va
+			x.emit(offA/nc, bitsA)
+		}
+		if vb >= 0 {
+			offB = vb
+		} else {
+			offB = ^vb
+			x.emit(offB/nc, bitsB)
+		}
+	}
+	rest, off, bits := a[n:], offA, bitsA
+	if len(b) > n {
+		rest, off, bits = b[n:], offB, bitsB
+	}
+	for i := 0; i < len(rest); i++ {
+		v := next[off+int32(class[rest[i]])]
+		if v >= 0 {
+			off = v
+			continue
+		}
+		off = ^v
+		x.emit(off/nc, bits)
+	}
+}
+
+// emit sets the bits of the literals ending at state st.
+func (x *literalIndex) emit(st int32, bits []uint64) {
+	for _, p := range x.pairs[x.pairAt[st]:x.pairAt[st+1]] {
+		bits[p.w] |= p.bits
 	}
 }
 
