@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -123,6 +124,57 @@ func BenchmarkScanWarm(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				ScanPath("main.go", text)
+			}
+		})
+	}
+}
+
+// BenchmarkFindParts times each of Find's detectors alone over code: this
+// package's sources, or the file SECRETS_BENCH_TEXT names (the bench's
+// change, say), cut into texts of a file's size.
+func BenchmarkFindParts(b *testing.B) {
+	var data []byte
+	if p := os.Getenv("SECRETS_BENCH_TEXT"); p != "" {
+		d, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = d
+	} else {
+		for _, p := range []string{"secrets.go", "gitleaks.go", "assign.go", "lines.go", "formats.go", "known.go"} {
+			d, err := os.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, d...)
+		}
+	}
+	var texts []string
+	for s := string(data); len(s) > 0; {
+		n := min(len(s), 6000)
+		if k := strings.IndexByte(s[n-1:], '\n'); k >= 0 {
+			n += k
+		} else {
+			n = len(s)
+		}
+		texts = append(texts, s[:n])
+		s = s[n:]
+	}
+	parts := []struct {
+		name string
+		fn   func(f *finder)
+	}{
+		{"formats", (*finder).formats}, {"urls", (*finder).urls}, {"assignments", (*finder).assignments},
+		{"lineRules", (*finder).lineRules}, {"gitleaks", (*finder).gitleaks},
+		{"Find", func(f *finder) { std.Find(f.s) }},
+	}
+	for _, p := range parts {
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				for _, t := range texts {
+					p.fn(&finder{s: t, r: std})
+				}
 			}
 		})
 	}
