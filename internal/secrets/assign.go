@@ -140,13 +140,26 @@ func nameKind(name string) int {
 // Keywords that start the scan for a name (case-insensitive).
 var nameKeywords = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "bearer"}
 
-var nameKwFirst [1 << 16]bool
+// nameKwAt[a<<8|b] numbers (from 1) the group of nameKeywords starting
+// with the bytes a, b (either case): nameKwGroups[n]. A pair of a text
+// then asks only its own keywords, not all of them (code's "se" of set,
+// "to" of total, "cr" of create).
+var (
+	nameKwAt     [1 << 16]uint8
+	nameKwGroups = [][]string{nil}
+)
 
 func init() {
 	for _, k := range nameKeywords {
+		g := nameKwAt[uint16(k[0])<<8|uint16(k[1])]
+		if g == 0 {
+			nameKwGroups = append(nameKwGroups, nil)
+			g = uint8(len(nameKwGroups) - 1)
+		}
+		nameKwGroups[g] = append(nameKwGroups[g], k)
 		for _, a := range []byte{k[0], k[0] - 32} {
 			for _, b := range []byte{k[1], k[1] - 32} {
-				nameKwFirst[uint16(a)<<8|uint16(b)] = true
+				nameKwAt[uint16(a)<<8|uint16(b)] = g
 			}
 		}
 	}
@@ -186,11 +199,12 @@ func (f *finder) assignments() {
 	s := f.s
 	lastEnd := 0
 	for i := 0; i+1 < len(s); i++ {
-		if !nameKwFirst[uint16(s[i])<<8|uint16(s[i+1])] || i < lastEnd {
+		g := nameKwAt[uint16(s[i])<<8|uint16(s[i+1])]
+		if g == 0 || i < lastEnd {
 			continue
 		}
 		hit := false
-		for _, k := range nameKeywords {
+		for _, k := range nameKwGroups[g] {
 			if len(s)-i >= len(k) && strings.EqualFold(s[i:i+len(k)], k) {
 				hit = true
 				break

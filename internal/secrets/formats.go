@@ -178,20 +178,33 @@ type kwEntry struct {
 var (
 	kwIndex  [1 << 16]uint16
 	kwGroups [][]kwEntry
+	// kwThird[g]: the third bytes of group g's keywords (bits); kwPair[g]:
+	// g has a keyword of two bytes. Code's byte pairs start groups often
+	// (the "pu" of compute, the "v1" of v1000) and their third byte then
+	// rules the group out before its keywords are compared.
+	kwThird [][4]uint64
+	kwPair  []bool
 )
 
 func buildKeywordIndex() {
 	kwGroups = [][]kwEntry{nil}
+	kwThird, kwPair = make([][4]uint64, 1), make([]bool, 1)
 	for i, f := range formats {
 		for _, kw := range f.keywords {
 			k := uint16(kw[0])<<8 | uint16(kw[1])
 			g := kwIndex[k]
 			if g == 0 {
 				kwGroups = append(kwGroups, nil)
+				kwThird, kwPair = append(kwThird, [4]uint64{}), append(kwPair, false)
 				g = uint16(len(kwGroups) - 1)
 				kwIndex[k] = g
 			}
 			kwGroups[g] = append(kwGroups[g], kwEntry{kw, i})
+			if len(kw) == 2 {
+				kwPair[g] = true
+			} else {
+				kwThird[g][kw[2]>>6] |= 1 << (kw[2] & 63)
+			}
 		}
 	}
 }
@@ -209,6 +222,11 @@ func (f *finder) formats() {
 		g := kwIndex[uint16(s[i])<<8|uint16(s[i+1])]
 		if g == 0 {
 			continue
+		}
+		if i+2 < len(s) && !kwPair[g] {
+			if c := s[i+2]; kwThird[g][c>>6]&(1<<(c&63)) == 0 {
+				continue
+			}
 		}
 		for _, e := range kwGroups[g] {
 			if !strings.HasPrefix(s[i:], e.kw) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -327,5 +328,44 @@ func TestFormatsCompile(t *testing.T) {
 		if f.regexp() == nil || f.regexp() != f.regexp() {
 			t.Errorf("format %s: no compiled regexp", f.id)
 		}
+	}
+}
+
+// TestKeywordFiltersExact: the keyword scans' shortcuts skip a position
+// only where none of the keywords can start: every format keyword's
+// group knows its third byte (or that it has two), and every
+// secret-like name keyword is in the group its first two bytes select,
+// in either case.
+func TestKeywordFiltersExact(t *testing.T) {
+	n := 0
+	for _, f := range formats {
+		for _, kw := range f.keywords {
+			g := kwIndex[uint16(kw[0])<<8|uint16(kw[1])]
+			if g == 0 {
+				t.Fatalf("format %s: keyword %q has no group", f.id, kw)
+			}
+			if len(kw) == 2 {
+				if !kwPair[g] {
+					t.Errorf("format %s: two-byte keyword %q, group not marked", f.id, kw)
+				}
+			} else if kwThird[g][kw[2]>>6]&(1<<(kw[2]&63)) == 0 {
+				t.Errorf("format %s: keyword %q: third byte not in its group", f.id, kw)
+			}
+			n++
+		}
+	}
+	for _, kw := range nameKeywords {
+		for _, a := range []byte{kw[0], kw[0] - 32} {
+			for _, b := range []byte{kw[1], kw[1] - 32} {
+				g := nameKwAt[uint16(a)<<8|uint16(b)]
+				if g == 0 || !slices.Contains(nameKwGroups[g], kw) {
+					t.Errorf("name keyword %q not in the group of %q", kw, string([]byte{a, b}))
+				}
+			}
+		}
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d keywords checked", n)
 	}
 }
