@@ -180,27 +180,43 @@ func TestLiteralIndexFindsEveryLiteral(t *testing.T) {
 }
 
 // BenchmarkLiteralScan scans this package's sources with the builtin
-// set's line literal index (go test ./internal/rules -bench LiteralScan).
+// set's line literal index, line by line and two lines at a time as
+// MatchFile does (go test ./internal/rules -bench LiteralScan).
 func BenchmarkLiteralScan(b *testing.B) {
 	s, err := Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var lines []string
-	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
+	lines := strings.Split(packageSources(b, "match.go", "explorer.go", "prefilter.go", "rules.go"), "\n")
+	s.lits.table()
+	bits, other := make([]uint64, s.lits.words), make([]uint64, s.lits.words)
+	b.Run("lines", func(b *testing.B) {
+		for b.Loop() {
+			for _, l := range lines {
+				s.lits.scan(l, bits)
+			}
+		}
+	})
+	b.Run("pairs", func(b *testing.B) {
+		for b.Loop() {
+			for i := 0; i+1 < len(lines); i += 2 {
+				s.lits.scanPair(lines[i], lines[i+1], bits, other)
+			}
+		}
+	})
+}
+
+// packageSources is the named files of this package, concatenated.
+func packageSources(tb testing.TB, names ...string) string {
+	var b strings.Builder
+	for _, p := range names {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		lines = append(lines, strings.Split(string(data), "\n")...)
+		b.Write(data)
 	}
-	bits := make([]uint64, s.lits.words)
-	b.ResetTimer()
-	for b.Loop() {
-		for _, l := range lines {
-			s.lits.scan(l, bits)
-		}
-	}
+	return b.String()
 }
 
 // TestBuiltinWindowsAreSlices: no built-in syntax rule looks for a
@@ -351,14 +367,7 @@ func TestScanTwoStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.buildPrefilter()
-	var src string
-	for _, p := range []string{"match.go", "explorer.go", "prefilter.go"} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src += string(data)
-	}
+	src := packageSources(t, "match.go", "explorer.go", "prefilter.go")
 	rng := rand.New(rand.NewPCG(3, 3))
 	compared, set := 0, 0
 	for _, x := range []*literalIndex{s.lits, s.syn, s.file} {
@@ -405,19 +414,13 @@ func BenchmarkScanText(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.buildPrefilter()
+	src := packageSources(b, "match.go", "explorer.go", "prefilter.go", "rules.go")
+	n := len(src)
 	var texts []string
-	n := 0
-	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for t := string(data); len(t) > 0; {
-			k := min(len(t), 6000)
-			texts = append(texts, t[:k])
-			n += k
-			t = t[k:]
-		}
+	for t := src; len(t) > 0; {
+		k := min(len(t), 6000)
+		texts = append(texts, t[:k])
+		t = t[k:]
 	}
 	x := s.syn
 	table := x.table()
@@ -431,30 +434,5 @@ func BenchmarkScanText(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkLiteralScanPairs is BenchmarkLiteralScan with the lines
-// scanned two by two, as MatchFile scans a file's added lines.
-func BenchmarkLiteralScanPairs(b *testing.B) {
-	s, err := Builtin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var lines []string
-	for _, p := range []string{"match.go", "explorer.go", "prefilter.go", "rules.go"} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		lines = append(lines, strings.Split(string(data), "\n")...)
-	}
-	s.lits.table()
-	ba, bb := make([]uint64, s.lits.words), make([]uint64, s.lits.words)
-	b.ResetTimer()
-	for b.Loop() {
-		for i := 0; i+1 < len(lines); i += 2 {
-			s.lits.scanPair(lines[i], lines[i+1], ba, bb)
-		}
 	}
 }

@@ -687,36 +687,7 @@ func (x *literalIndex) scanTable(next []int32, s string, bits []uint64) {
 // same bit twice (TestScanTwoStreams).
 func (x *literalIndex) scanTwo(next []int32, s string, bits []uint64) {
 	half := len(s) / 2
-	a := s[:half]
-	b := s[half-(x.maxLit-1):]
-	head, tail := b[:len(a)], b[len(a):]
-	offA, offB := int32(0), int32(0)
-	nc, class := int32(x.nc), &x.class
-	for i := 0; i < len(a); i++ {
-		va := next[offA+int32(class[a[i]])]
-		vb := next[offB+int32(class[head[i]])]
-		if va >= 0 {
-			offA = va
-		} else {
-			offA = ^va
-			x.emit(offA/nc, bits)
-		}
-		if vb >= 0 {
-			offB = vb
-		} else {
-			offB = ^vb
-			x.emit(offB/nc, bits)
-		}
-	}
-	for i := 0; i < len(tail); i++ {
-		v := next[offB+int32(class[tail[i]])]
-		if v >= 0 {
-			offB = v
-			continue
-		}
-		offB = ^v
-		x.emit(offB/nc, bits)
-	}
+	x.walkTwo(next, s[:half], s[half-(x.maxLit-1):], bits, bits)
 }
 
 // scanPair is scan of a into bitsA and of b into bitsB, the two walked at
@@ -730,7 +701,13 @@ func (x *literalIndex) scanPair(a, b string, bitsA, bitsB []uint64) {
 	}
 	clear(bitsA)
 	clear(bitsB)
-	next := *t
+	x.walkTwo(*t, a, b, bitsA, bitsB)
+}
+
+// walkTwo walks the table over a, setting bitsA, and over b, setting
+// bitsB (the same slice or not), in step while both last, then over the
+// rest of the longer one.
+func (x *literalIndex) walkTwo(next []int32, a, b string, bitsA, bitsB []uint64) {
 	n := min(len(a), len(b))
 	ha, hb := a[:n], b[:n]
 	offA, offB := int32(0), int32(0)
