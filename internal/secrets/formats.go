@@ -178,33 +178,56 @@ type kwEntry struct {
 var (
 	kwIndex  [1 << 16]uint16
 	kwGroups [][]kwEntry
-	// kwThird[g]: the third bytes of group g's keywords (bits); kwPair[g]:
-	// g has a keyword of two bytes. Code's byte pairs start groups often
-	// (the "pu" of compute, the "v1" of v1000) and their third byte then
-	// rules the group out before its keywords are compared.
-	kwThird [][4]uint64
-	kwPair  []bool
+	// kwThird[g]: what group g knows of its keywords' third bytes. Code's
+	// byte pairs start groups often (the "pu" of compute, the "v1" of
+	// v1000), and their third byte then rules the group out.
+	kwThird []thirdBytes
 )
+
+// thirdBytes is what a group of keywords sharing their first two bytes
+// knows of the third: a text's pair that starts the group but not with
+// one of its third bytes starts none of its keywords (code's "co" of
+// compute, "te" of test), unless the group has a two-byte keyword.
+type thirdBytes struct {
+	set  [4]uint64
+	pair bool // a keyword of two bytes: any third byte will do
+}
+
+// add notes keyword kw (two bytes or more), its third byte lower-cased
+// when fold is set (the text's byte is then lower-cased too).
+func (t *thirdBytes) add(kw string, fold bool) {
+	if len(kw) == 2 {
+		t.pair = true
+		return
+	}
+	c := kw[2]
+	if fold {
+		c = lowerTable[c]
+	}
+	t.set[c>>6] |= 1 << (c & 63)
+}
+
+// rulesOut reports that no keyword of the group starts at a pair
+// followed by c.
+func (t *thirdBytes) rulesOut(c byte) bool {
+	return !t.pair && t.set[c>>6]&(1<<(c&63)) == 0
+}
 
 func buildKeywordIndex() {
 	kwGroups = [][]kwEntry{nil}
-	kwThird, kwPair = make([][4]uint64, 1), make([]bool, 1)
+	kwThird = make([]thirdBytes, 1)
 	for i, f := range formats {
 		for _, kw := range f.keywords {
 			k := uint16(kw[0])<<8 | uint16(kw[1])
 			g := kwIndex[k]
 			if g == 0 {
 				kwGroups = append(kwGroups, nil)
-				kwThird, kwPair = append(kwThird, [4]uint64{}), append(kwPair, false)
+				kwThird = append(kwThird, thirdBytes{})
 				g = uint16(len(kwGroups) - 1)
 				kwIndex[k] = g
 			}
 			kwGroups[g] = append(kwGroups[g], kwEntry{kw, i})
-			if len(kw) == 2 {
-				kwPair[g] = true
-			} else {
-				kwThird[g][kw[2]>>6] |= 1 << (kw[2] & 63)
-			}
+			kwThird[g].add(kw, false)
 		}
 	}
 }
@@ -223,10 +246,8 @@ func (f *finder) formats() {
 		if g == 0 {
 			continue
 		}
-		if i+2 < len(s) && !kwPair[g] {
-			if c := s[i+2]; kwThird[g][c>>6]&(1<<(c&63)) == 0 {
-				continue
-			}
+		if i+2 < len(s) && kwThird[g].rulesOut(s[i+2]) {
+			continue
 		}
 		for _, e := range kwGroups[g] {
 			if !strings.HasPrefix(s[i:], e.kw) {

@@ -54,12 +54,9 @@ type glState struct {
 	kwIndex  [1 << 16]uint16
 	kwFold   [1 << 16]uint16
 	kwGroups [][]string
-	// kwThird[g]: the third bytes of group g's keywords (bits), and
-	// kwPair[g]: g has a keyword of two bytes; a text's byte pair that
-	// starts a group but not with one of its third bytes (code's "co" of
-	// "compute", "te" of "test") starts none of its keywords.
-	kwThird [][4]uint64
-	kwPair  []bool
+	// kwThird[g]: what group g knows of its keywords' (lower-cased)
+	// third bytes (thirdBytes).
+	kwThird []thirdBytes
 	// kwRules: the text rules (indexes into byIndex) each keyword
 	// triggers; kwSel: all the rules (indexes into snap.Rules)
 	kwRules map[string][]int
@@ -561,10 +558,8 @@ func (st *glState) windows(s string) []window {
 		if g == 0 {
 			continue
 		}
-		if i+2 < len(s) && !st.kwPair[g] {
-			if c := lowerTable[s[i+2]]; st.kwThird[g][c>>6]&(1<<(c&63)) == 0 {
-				continue
-			}
+		if i+2 < len(s) && st.kwThird[g].rulesOut(lowerTable[s[i+2]]) {
+			continue
 		}
 		for _, kw := range st.kwGroups[g] {
 			if !hasPrefixFold(s[i:], kw) {

@@ -227,8 +227,7 @@ func newState(snap *glSnapshot) *glState {
 	n := len(snap.Rules)
 	st := &glState{snap: snap, rules: make(map[string]*glRule, n), byID: make(map[string]int, n)}
 	st.kwGroups = make([][]string, 1, nkw+1)
-	st.kwThird = make([][4]uint64, 1, nkw+1)
-	st.kwPair = make([]bool, 1, nkw+1)
+	st.kwThird = make([]thirdBytes, 1, nkw+1)
 	st.kwRules = make(map[string][]int, nkw)
 	st.kwSel = make(map[string][]int, nkw)
 	st.byIndex = make([]*glRule, 0, n)
@@ -246,19 +245,13 @@ func newState(snap *glSnapshot) *glState {
 		g := st.kwIndex[k]
 		if g == 0 {
 			st.kwGroups = append(st.kwGroups, nil)
-			st.kwThird = append(st.kwThird, [4]uint64{})
-			st.kwPair = append(st.kwPair, false)
+			st.kwThird = append(st.kwThird, thirdBytes{})
 			g = uint16(len(st.kwGroups) - 1)
 			st.kwIndex[k] = g
 		}
 		if !slices.Contains(st.kwGroups[g], kw) {
 			st.kwGroups[g] = append(st.kwGroups[g], kw)
-			if len(kw) == 2 {
-				st.kwPair[g] = true
-			} else {
-				c := lowerTable[kw[2]]
-				st.kwThird[g][c>>6] |= 1 << (c & 63)
-			}
+			st.kwThird[g].add(kw, true)
 		}
 	}
 	for i := range snap.Rules {
