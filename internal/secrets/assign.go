@@ -198,11 +198,12 @@ var typeWords = []string{"string", "String", "str", "&str", "&'static str", "[]b
 func (f *finder) assignments() {
 	s := f.s
 	lastEnd := 0
-	for i := 0; i+1 < len(s); i++ {
-		g := nameKwAt[uint16(s[i])<<8|uint16(s[i+1])]
-		if g == 0 || i < lastEnd {
+	f.scanStarts()
+	for _, i := range f.nameAt {
+		if i < lastEnd {
 			continue
 		}
+		g := nameKwAt[uint16(s[i])<<8|uint16(s[i+1])]
 		hit := false
 		for _, k := range nameKwGroups[g] {
 			if len(s)-i >= len(k) && strings.EqualFold(s[i:i+len(k)], k) {

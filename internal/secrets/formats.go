@@ -241,14 +241,9 @@ func isHex(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'f' || b >= 'A' 
 func (f *finder) formats() {
 	s := f.s
 	next := make([]int, len(formats)) // a format's matches do not overlap
-	for i := 0; i+1 < len(s); i++ {
+	f.scanStarts()
+	for _, i := range f.formatAt {
 		g := kwIndex[uint16(s[i])<<8|uint16(s[i+1])]
-		if g == 0 {
-			continue
-		}
-		if i+2 < len(s) && kwThird[g].rulesOut(s[i+2]) {
-			continue
-		}
 		for _, e := range kwGroups[g] {
 			if !strings.HasPrefix(s[i:], e.kw) {
 				continue

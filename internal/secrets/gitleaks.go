@@ -383,7 +383,15 @@ func (st *glState) find(path, s string) []glHit {
 	if len(s) < 6 {
 		return nil
 	}
-	ws := st.windows(s)
+	return st.findAt(path, s, st.keywordStarts(s, nil))
+}
+
+// findAt is find given the keyword starts of s (keywordStarts).
+func (st *glState) findAt(path, s string, at []int) []glHit {
+	if len(s) < 6 {
+		return nil
+	}
+	ws := st.windowsAt(s, at)
 	var out []glHit
 	for _, w := range ws {
 		frag := s[w.start:w.end]
@@ -527,7 +535,27 @@ const maxMerge = 512
 // "-----BEGIN" to the line of the "-----END" after it (a key spans
 // lines). Lines without a keyword nearby cannot hold a match of a rule
 // with keywords.
-func (st *glState) windows(s string) []window {
+func (st *glState) windows(s string) []window { return st.windowsAt(s, st.keywordStarts(s, nil)) }
+
+// keywordStarts appends to at the offsets of s where a pair of bytes (and
+// the third byte after it) may start a keyword: the only offsets
+// windowsAt looks at. Find has them from its one pass for all three
+// keyword scans (finder.scanStarts); this is that pass for the gitleaks
+// rules alone, as ScanPath needs.
+func (st *glState) keywordStarts(s string, at []int) []int {
+	for i := 0; i+1 < len(s); i++ {
+		g := st.kwFold[uint16(s[i])<<8|uint16(s[i+1])]
+		if g == 0 || i+2 < len(s) && st.kwThird[g].rulesOut(lowerTable[s[i+2]]) {
+			continue
+		}
+		at = append(at, i)
+	}
+	return at
+}
+
+// windowsAt is windows of s given its keyword starts (keywordStarts, in
+// increasing order).
+func (st *glState) windowsAt(s string, at []int) []window {
 	nw := (len(st.byIndex) + 63) / 64
 	if st.alwaysRun {
 		all := make([]uint64, nw)
@@ -553,14 +581,8 @@ func (st *glState) windows(s string) []window {
 		}
 	}
 	lineDone := -1 // hits before this offset are on a line already windowed
-	for i := 0; i+1 < len(s); i++ {
+	for _, i := range at {
 		g := st.kwFold[uint16(s[i])<<8|uint16(s[i+1])]
-		if g == 0 {
-			continue
-		}
-		if i+2 < len(s) && st.kwThird[g].rulesOut(lowerTable[s[i+2]]) {
-			continue
-		}
 		for _, kw := range st.kwGroups[g] {
 			if !hasPrefixFold(s[i:], kw) {
 				continue
@@ -685,7 +707,8 @@ func (f *finder) gitleaks() {
 	if st.err != nil {
 		return
 	}
-	for _, h := range st.find("", f.s) {
+	f.scanStarts()
+	for _, h := range st.findAt("", f.s, f.leakAt) {
 		if masked(f.s[h.start:h.end], f.r.mask()) {
 			continue
 		}

@@ -124,6 +124,7 @@ func (r *Redactor) Find(s string) []Span {
 	f.assignments()
 	f.lineRules()
 	f.gitleaks()
+	f.releaseStarts()
 	if r != nil && r.known != nil {
 		r.known.find(f)
 	}
@@ -148,6 +149,12 @@ type finder struct {
 	spans []Span
 	lines []line // lazily split
 	aws   []int  // starts of the lines holding an AWS access key id
+
+	// Where the keyword scans look (scanStarts): formats, secret-like
+	// names, gitleaks keywords.
+	scanned                  bool
+	formatAt, nameAt, leakAt []int
+	pooled                   *startLists // where the lists go back (releaseStarts)
 }
 
 func (f *finder) add(start, end, keep int, rule string) {
