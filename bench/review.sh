@@ -66,15 +66,19 @@ CHANGED=$(git -C "$REPO" diff --name-only "$BASE" "$HEAD" | wc -l)
 # each tool NAME, whose command is the array CMD_NAME. The tools' runs
 # alternate (run 1 of each, then run 2 of each, ...), so that a load that
 # comes and goes on a shared machine weighs on all of them alike rather
-# than on whichever ran while it lasted.
+# than on whichever ran while it lasted. Wall times come from bash's
+# $EPOCHREALTIME around each run, to the millisecond (GNU time's %e has
+# hundredths, too coarse for a 0.15 s floor: one hundredth moved the
+# ratio by 0.15); GNU time gives the peak RSS.
 alternate() {
 	local -A times=() rss=()
-	local i t tf
+	local i t tf t0 t1 k
 	for ((i = 0; i < RUNS; i++)); do
 		for t in "$@"; do
 			local -n cmd="CMD_$t"
 			tf=$(mktemp)
-			/usr/bin/time -f '%e %M' -o "$tf" "${cmd[@]}" >/dev/null 2>&1 || {
+			t0=$EPOCHREALTIME
+			/usr/bin/time -f '%M' -o "$tf" "${cmd[@]}" >/dev/null 2>&1 || {
 				local code=$?
 				# diffpal --gate exits 10 when something blocks (gitleaks runs with --exit-code 0).
 				if [[ $code -ne 10 ]]; then
@@ -82,15 +86,16 @@ alternate() {
 					exit 1
 				fi
 			}
-			read -r s k < <(tail -n 1 "$tf")
+			t1=$EPOCHREALTIME
+			read -r k < <(tail -n 1 "$tf")
 			rm -f "$tf"
-			times[$t]+="$s"$'\n'
+			times[$t]+="$(((${t1/./} - ${t0/./}) / 1000))"$'\n'
 			((k > ${rss[$t]:-0})) && rss[$t]=$k
 			unset -n cmd
 		done
 	done
 	for t in "$@"; do
-		printf -v "t_$t" '%s' "$(printf '%s' "${times[$t]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+		printf -v "t_$t" '%s' "$(printf '%s' "${times[$t]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)] / 1000}')"
 		printf -v "m_$t" '%s' "$((${rss[$t]} / 1024))"
 	done
 }
