@@ -208,7 +208,7 @@ func sourceWithoutTests(r *Rule, files []*File) []Hit {
 func changedSignatureLexical(r *Rule, ctxs []*fileCtx) []Hit {
 	var hits []Hit
 	for _, fc := range ctxs {
-		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" || treeGrammar(fc.f) != "" || defPatterns[fc.f.Language] == nil || len(fc.f.Removed) == 0 || vendoredOrGenerated(fc.f) {
+		if !r.appliesTo(fc.f) || fc.f.Status == "deleted" || treeGrammar(fc.f) != "" || defPatterns[fc.f.Language] == nil || len(fc.f.Removed) == 0 || fc.vendored() {
 			continue
 		}
 		old := map[string]def{}

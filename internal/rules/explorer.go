@@ -188,7 +188,7 @@ func prepareDefs(ctxs []*fileCtx) {
 	var todo []*fileCtx
 	seen := make(map[*fileCtx]bool, len(ctxs))
 	for _, fc := range ctxs {
-		if !seen[fc] && !fc.defsDone && !vendoredOrGenerated(fc.f) {
+		if !seen[fc] && !fc.defsDone && !fc.vendored() {
 			seen[fc] = true
 			todo = append(todo, fc)
 		}
@@ -265,7 +265,7 @@ func newUseIndex(ctxs []*fileCtx, names map[string]bool) *useIndex {
 	fams := map[string]int{}
 	for fi, fc := range ctxs {
 		famOf[fi] = -1
-		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
+		if fc.f.Content == nil || !isSourceLanguage(fc.f.Language) || fc.vendored() {
 			continue
 		}
 		fam := langFamily(fc.f.Language)
@@ -430,7 +430,7 @@ func (x *useIndex) usesOf(name string, skip *File) []Use {
 		// Names such as Ruby's valid? are not single words: scan.
 		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `(?:\W|$)`)
 		for _, fc := range x.ctxs {
-			if fc.f == skip || fc.f.Content == nil || langFamily(fc.f.Language) != fam || !isSourceLanguage(fc.f.Language) || vendoredOrGenerated(fc.f) {
+			if fc.f == skip || fc.f.Content == nil || langFamily(fc.f.Language) != fam || !isSourceLanguage(fc.f.Language) || fc.vendored() {
 				continue
 			}
 			for i, m := range fc.lexContent() {
@@ -479,7 +479,7 @@ func ChangedSymbols(files []*File) []Symbol {
 		names[s.Name] = true
 	}
 	for _, fc := range ctxs {
-		if !vendoredOrGenerated(fc.f) {
+		if !fc.vendored() {
 			for _, d := range addedDefs(fc) {
 				names[d.name] = true
 			}
@@ -487,7 +487,7 @@ func ChangedSymbols(files []*File) []Symbol {
 	}
 	idx := newUseIndex(ctxs, names)
 	for _, fc := range ctxs {
-		if vendoredOrGenerated(fc.f) {
+		if fc.vendored() {
 			continue
 		}
 		for _, d := range addedDefs(fc) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/secrets"
@@ -37,6 +38,8 @@ type fileCtx struct {
 
 	sigsDone bool
 	sigs     []sigChange // signature changes (explorer_check.go), once computed
+
+	vendoredGen atomic.Int32 // vendored(): 0 not yet asked, 1 no, 2 yes
 }
 
 func newFileCtx(f *File) *fileCtx {
