@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/diff"
@@ -332,7 +333,7 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 	// for a hash-only packet, the hash itself (no text is built at all).
 	sink := func() textSink {
 		if o.HashOnly {
-			return &hashSink{h: sha256.New()}
+			return newHashSink()
 		}
 		return &strings.Builder{}
 	}
@@ -340,7 +341,7 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 		it := Item{Ref: ref, Kind: kind, Path: ptr(path), Revision: rev, file: idx}
 		switch w := w.(type) {
 		case *hashSink:
-			it.SHA256 = hex.EncodeToString(w.h.Sum(nil))
+			it.SHA256 = w.sum()
 		case *strings.Builder:
 			it.content = w.String()
 			s := sha256.Sum256([]byte(it.content))
@@ -398,20 +399,57 @@ type textSink interface {
 	Grow(int)
 }
 
-// hashSink hashes what is written to it instead of keeping it.
+// hashSink hashes what is written to it instead of keeping it. An item
+// is written a line at a time, its kind byte, its text and its newline
+// apart, and each small Write to the hash cost more than hashing its
+// bytes (a fifth of a large review's hashing): writes are gathered in a
+// pooled buffer and hashed a buffer at a time, the same bytes in the
+// same order.
 type hashSink struct {
-	h hash.Hash
-	b [1]byte
+	h   hash.Hash
+	buf *[hashBuf]byte
+	n   int
+}
+
+const hashBuf = 4 << 10
+
+var hashBufs = sync.Pool{New: func() any { return new([hashBuf]byte) }}
+
+func newHashSink() *hashSink {
+	return &hashSink{h: sha256.New(), buf: hashBufs.Get().(*[hashBuf]byte)}
+}
+
+func (s *hashSink) flush() {
+	s.h.Write(s.buf[:s.n])
+	s.n = 0
 }
 
 func (s *hashSink) WriteString(v string) (int, error) {
-	return s.h.Write(unsafe.Slice(unsafe.StringData(v), len(v))) // Write does not keep its argument
+	if s.n+len(v) > hashBuf {
+		s.flush()
+		if len(v) > hashBuf {
+			return s.h.Write(unsafe.Slice(unsafe.StringData(v), len(v))) // Write does not keep its argument
+		}
+	}
+	s.n += copy(s.buf[s.n:], v)
+	return len(v), nil
 }
 
 func (s *hashSink) WriteByte(c byte) error {
-	s.b[0] = c
-	_, err := s.h.Write(s.b[:])
-	return err
+	if s.n == hashBuf {
+		s.flush()
+	}
+	s.buf[s.n] = c
+	s.n++
+	return nil
+}
+
+// sum is the hex SHA-256 of everything written; the sink is spent.
+func (s *hashSink) sum() string {
+	s.flush()
+	hashBufs.Put(s.buf)
+	s.buf = nil
+	return hex.EncodeToString(s.h.Sum(nil))
 }
 
 func (s *hashSink) Grow(int) {}

@@ -340,3 +340,23 @@ func TestRemovedKeyBodyRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestHashSinkBuffered: the buffered sink hashes exactly what was written,
+// across buffer boundaries and with writes larger than its buffer.
+func TestHashSinkBuffered(t *testing.T) {
+	for _, sizes := range [][]int{{0}, {1, 1, 1}, {hashBuf - 1, 1, 1}, {hashBuf, 0, hashBuf}, {3, hashBuf + 5, 7}, {100, 2*hashBuf + 1, hashBuf - 100}} {
+		s := newHashSink()
+		var all strings.Builder
+		for i, n := range sizes {
+			v := strings.Repeat(string(rune('a'+i%26)), n)
+			s.WriteString(v)
+			all.WriteString(v)
+			s.WriteByte('\n')
+			all.WriteByte('\n')
+		}
+		want := sha256.Sum256([]byte(all.String()))
+		if got := s.sum(); got != hex.EncodeToString(want[:]) {
+			t.Errorf("sizes %v: sum %s, want %x", sizes, got, want)
+		}
+	}
+}
