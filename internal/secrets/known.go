@@ -221,8 +221,9 @@ func load8(s string, i int) uint64 {
 }
 
 // byteRank orders bytes by how common they are in code and text, lower
-// is rarer: capitals, then digits but 0-2, then lower-case letters and
-// punctuation, then 0-2 and the commonest letters, then white space.
+// is rarer: capitals and uncommon punctuation, then digits but 0-2, then
+// lower-case letters and common punctuation, then 0-2 and the commonest
+// letters, then white space.
 var byteRank = func() (r [256]uint8) {
 	for b := range 256 {
 		c := byte(b)
@@ -262,8 +263,14 @@ func rareOffset(head string) int {
 // byte, and a secret's first byte is as often as not a common one (a
 // "0" of a hex value): the search for a review's few learned values over
 // every changed file and hunk took ~3% of its CPU.
+//
+// When the rare byte is not rare in s after all (too many stops that are
+// not the head, as strings.Index counts them), the rest of s is left to
+// strings.Index, whose brute-force search bounds the cost: the values
+// come from the change under review, and so may the text.
 func indexAt(s string, from int, head string, rare int) int {
 	c := head[rare]
+	fails := 0
 	for p := from; p+len(head) <= len(s); {
 		j := strings.IndexByte(s[p+rare:len(s)-len(head)+rare+1], c)
 		if j < 0 {
@@ -274,6 +281,12 @@ func indexAt(s string, from int, head string, rare int) int {
 			return p
 		}
 		p++
+		if fails++; fails > 4+(p-from)>>4 {
+			if k := strings.Index(s[p:], head); k >= 0 {
+				return p + k
+			}
+			return -1
+		}
 	}
 	return -1
 }
