@@ -45,7 +45,7 @@ func TestProfilesWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An execution trace opens with its format's header, "go 1.NN trace".
-	if !bytes.HasPrefix(data, []byte("go 1.")) || !bytes.Contains(data[:16], []byte(" trace")) {
+	if !bytes.HasPrefix(data, []byte("go 1.")) || !bytes.Contains(data[:min(16, len(data))], []byte(" trace")) {
 		t.Errorf("trace file starts %q, want a Go execution trace header", data[:min(16, len(data))])
 	}
 	_ = sink

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/needle"
 	"github.com/diffpalhq/diffpal/internal/scope"
 )
 
@@ -78,31 +79,16 @@ var inlineIgnore = regexp.MustCompile(`(?:^|^\s*\*|//|/\*|#|--|;|<!--|%)\s*diffp
 // matchIgnore is inlineIgnore's match of line, after a literal check: the
 // regexp backtracks, and almost no line mentions the directive.
 func matchIgnore(line string) []string {
-	if !hasIgnoreWord(line) {
+	if !ignoreWord.Contains(line) {
 		return nil
 	}
 	return inlineIgnore.FindStringSubmatch(line)
 }
 
-// hasIgnoreWord is strings.Contains(line, "diffpal:ignore"), looked for
-// from its colon: the policy record asks it of every added line, and
-// strings.Contains stops at every "d" of a line of code, where most lines
-// have no colon at all.
-func hasIgnoreWord(line string) bool {
-	const before, after = "diffpal", "ignore"
-	for from := len(before); from < len(line); {
-		k := strings.IndexByte(line[from:], ':')
-		if k < 0 {
-			return false
-		}
-		j := from + k
-		if line[j-len(before):j] == before && strings.HasPrefix(line[j+1:], after) {
-			return true
-		}
-		from = j + 1
-	}
-	return false
-}
+// ignoreWord is looked for from its colon (needle.Finder): the policy
+// record asks it of every added line, and strings.Contains stops at every
+// "d" of a line of code, where most lines have no colon at all.
+var ignoreWord = needle.New("diffpal:ignore")
 
 func (e *engine) suppressed(f *ChangedFile, c *candidate) (Suppressed, bool) {
 	s := Suppressed{RuleID: c.RuleID, Category: c.Category, Path: c.Path, Line: c.StartLine}

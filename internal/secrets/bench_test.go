@@ -172,7 +172,7 @@ func BenchmarkFindParts(b *testing.B) {
 		name string
 		fn   func(f *finder)
 	}{
-		{"starts", func(f *finder) { f.scanned = false; f.formatAt, f.nameAt, f.leakAt = nil, nil, nil; f.scanStarts() }},
+		{"starts", func(f *finder) { f.pooled = nil; f.scanStarts(); f.releaseStarts() }},
 		{"formats", (*finder).formats}, {"urls", (*finder).urls}, {"assignments", (*finder).assignments},
 		{"lineRules", (*finder).lineRules}, {"gitleaks", (*finder).gitleaks},
 		{"Find", func(f *finder) { std.Find(f.s) }},

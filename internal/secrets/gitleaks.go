@@ -383,7 +383,13 @@ func (st *glState) find(path, s string) []glHit {
 	if len(s) < 6 {
 		return nil
 	}
-	return st.findAt(path, s, st.keywordStarts(s, nil))
+	// The list is pooled as Find's are (startLists): ScanPath runs over
+	// every added block of a change.
+	l := startsPool.Get().(*startLists)
+	l.leakAt = st.keywordStarts(s, l.leakAt[:0])
+	hits := st.findAt(path, s, l.leakAt)
+	startsPool.Put(l)
+	return hits
 }
 
 // findAt is find given the keyword starts of s (keywordStarts).

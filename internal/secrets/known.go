@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/diffpalhq/diffpal/internal/needle"
+
 	"github.com/diffpalhq/diffpal/internal/par"
 )
 
@@ -14,12 +16,11 @@ type knownSet struct {
 	vals   []string
 	byHead map[uint64][]string // first 8 bytes -> values, longest first
 	filter []uint64
-	heads  []string // the distinct first 8 bytes, when few (findFew)
-	rare   []int    // for each head, the offset of its rarest byte (rareOffset)
+	heads  []needle.Finder // the distinct first 8 bytes, when few (findFew)
 }
 
 // maxFewHeads is how many distinct heads findFew searches for one by
-// one: strings.Index runs at memory speed, where the rolling filter
+// one: an IndexByte skip runs at memory speed, where the rolling filter
 // hashes every byte, so a text is cheaper to search a few times over
 // (a review learns a handful of secrets; its packet searches every
 // changed file and hunk for them).
@@ -115,8 +116,7 @@ func newKnownSet(vals []string) *knownSet {
 	}
 	if len(k.byHead) <= maxFewHeads {
 		for _, vs := range k.byHead {
-			k.heads = append(k.heads, vs[0][:8])
-			k.rare = append(k.rare, rareOffset(vs[0][:8]))
+			k.heads = append(k.heads, needle.New(vs[0][:8]))
 		}
 	}
 	return k
@@ -169,7 +169,8 @@ func (k *knownSet) findRolling(f *finder) {
 // findFew is find for a set of at most maxFewHeads heads: the same
 // matches (at each position from the left, the longest value starting
 // there; the search goes on after it), found by looking for each head
-// with strings.Index instead of hashing every 8-byte window
+// (needle.Finder, which skips to its rarest byte: a hex value's "0" is
+// everywhere in code) instead of hashing every 8-byte window
 // (TestKnownFindFew compares the two).
 func (k *knownSet) findFew(f *finder) {
 	s := f.s
@@ -177,7 +178,7 @@ func (k *knownSet) findFew(f *finder) {
 	// when it does not.
 	var nextBuf [maxFewHeads]int
 	next := nextBuf[:len(k.heads)]
-	at := func(h, from int) int { return indexAt(s, from, k.heads[h], k.rare[h]) }
+	at := func(h, from int) int { return k.heads[h].Index(s, from) }
 	for h := range next {
 		next[h] = at(h, 0)
 	}
@@ -218,75 +219,4 @@ func load8(s string, i int) uint64 {
 	_ = s[i+7]
 	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-// byteRank orders bytes by how common they are in code and text, lower
-// is rarer: capitals and uncommon punctuation, then digits but 0-2, then
-// lower-case letters and common punctuation, then 0-2 and the commonest
-// letters, then white space.
-var byteRank = func() (r [256]uint8) {
-	for b := range 256 {
-		c := byte(b)
-		switch {
-		case c >= 'A' && c <= 'Z':
-			r[b] = 1
-		case c >= '3' && c <= '9':
-			r[b] = 2
-		case strings.IndexByte("etaoinsrlcd012", c) >= 0:
-			r[b] = 4
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			r[b] = 5
-		case c >= 'a' && c <= 'z', strings.IndexByte("_-.,;:/()[]{}\"'=", c) >= 0:
-			r[b] = 3
-		default:
-			r[b] = 1 // other punctuation, control and non-ASCII bytes
-		}
-	}
-	return r
-}()
-
-// rareOffset is the offset of head's rarest byte (byteRank), the first
-// of the rarest.
-func rareOffset(head string) int {
-	best := 0
-	for i := 1; i < len(head); i++ {
-		if byteRank[head[i]] < byteRank[head[best]] {
-			best = i
-		}
-	}
-	return best
-}
-
-// indexAt is the first occurrence of head in s at or after from (-1:
-// none), found by skipping with strings.IndexByte to head's rarest byte
-// (at offset rare) and comparing there. strings.Index skips to the first
-// byte, and a secret's first byte is as often as not a common one (a
-// "0" of a hex value): the search for a review's few learned values over
-// every changed file and hunk took ~3% of its CPU.
-//
-// When the rare byte is not rare in s after all (too many stops that are
-// not the head, as strings.Index counts them), the rest of s is left to
-// strings.Index, whose brute-force search bounds the cost: the values
-// come from the change under review, and so may the text.
-func indexAt(s string, from int, head string, rare int) int {
-	c := head[rare]
-	fails := 0
-	for p := from; p+len(head) <= len(s); {
-		j := strings.IndexByte(s[p+rare:len(s)-len(head)+rare+1], c)
-		if j < 0 {
-			return -1
-		}
-		p += j
-		if s[p:p+len(head)] == head {
-			return p
-		}
-		p++
-		if fails++; fails > 4+(p-from)>>4 {
-			if k := strings.Index(s[p:], head); k >= 0 {
-				return p + k
-			}
-			return -1
-		}
-	}
-	return -1
 }

@@ -74,34 +74,3 @@ func TestKnownFindFew(t *testing.T) {
 		t.Fatalf("%d heads: want the rolling filter", len(k.byHead))
 	}
 }
-
-// TestIndexAt: the rare-byte search answers as strings.Index does, from
-// every starting point, whichever byte of the head it skips to.
-func TestIndexAt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 2000 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = "abA0\n"[rng.IntN(5)]
-		}
-		s := string(b)
-		h := make([]byte, 1+rng.IntN(8))
-		for i := range h {
-			h[i] = "abA0\n"[rng.IntN(5)]
-		}
-		head := string(h)
-		for rare := range len(head) {
-			for from := 0; from <= len(s)+1; from++ {
-				want := -1
-				if from <= len(s) {
-					if i := strings.Index(s[from:], head); i >= 0 {
-						want = from + i
-					}
-				}
-				if got := indexAt(s, from, head, rare); got != want {
-					t.Fatalf("indexAt(%q, %d, %q, %d) = %d, want %d", s, from, head, rare, got, want)
-				}
-			}
-		}
-	}
-}

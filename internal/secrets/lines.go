@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/diffpalhq/diffpal/internal/needle"
 )
 
 // Line rules: PEM private keys, CSV/TSV cells, and AWS secret keys on a
@@ -57,27 +59,14 @@ func (f *finder) payload(l line) int {
 	return p
 }
 
-// hasBeginLine is strings.Contains(s, "-----BEGIN "), looked for from
-// its "BEGIN ": strings.Index skips to a needle's first byte, and a
-// patch's removed lines and code's rules and flags make "-" one of the
-// commonest bytes (a third of lineRules' time on the bench change went to
-// stopping at each).
-func hasBeginLine(s string) bool {
-	for from := 0; ; {
-		k := strings.Index(s[from:], "BEGIN ")
-		if k < 0 {
-			return false
-		}
-		if j := from + k; j >= 5 && s[j-5:j] == "-----" {
-			return true
-		}
-		from += k + 1
-	}
-}
+// beginLine is looked for from its "B": "-" is a patch's commonest byte
+// (a third of lineRules' time on the bench change went to stopping at
+// each with strings.Contains).
+var beginLine = needle.New("-----BEGIN ")
 
 func (f *finder) lineRules() {
 	s := f.s
-	pem := hasBeginLine(s) || strings.Contains(s, "PRIVATE KEY")
+	pem := beginLine.Contains(s) || strings.Contains(s, "PRIVATE KEY")
 	csv := strings.IndexByte(s, ',') >= 0 || strings.IndexByte(s, '\t') >= 0
 	long := hasLongRun(s, 60)
 	if !pem && !csv && !long && len(f.aws) == 0 {
@@ -442,13 +431,15 @@ func (f *finder) cells(l line, delim byte) []cell {
 
 // headerLine reports, without allocating, a line of two or more cells
 // that can all be column names.
-// headerByte marks the bytes a header line may hold whatever its
-// delimiter: headerLine's name bytes, a comma and a tab.
-var headerByte = func() (t [256]bool) {
+// nameByte marks the bytes a header line's cells may hold (headerLine);
+// headerByte adds the delimiters, a comma and a tab.
+var nameByte, headerByte = func() (n, h [256]bool) {
 	for b := range 256 {
-		t[b] = isIdentByte(byte(b)) || strings.IndexByte(" -.\"',\t", byte(b)) >= 0
+		c := byte(b)
+		n[b] = isIdentByte(c) || c == ' ' || c == '-' || c == '.' || c == '"' || c == '\''
+		h[b] = n[b] || c == ',' || c == '\t'
 	}
-	return t
+	return n, h
 }()
 
 // headerBytes reports whether s[from:end] holds only headerByte bytes.
@@ -469,8 +460,7 @@ func (f *finder) headerLine(l line, delim byte) bool {
 	start, n := f.payload(l), 0
 	for i := start; i <= l.end; i++ {
 		if i < l.end && s[i] != delim {
-			b := s[i]
-			if !(isIdentByte(b) || b == ' ' || b == '-' || b == '.' || b == '"' || b == '\'') {
+			if !nameByte[s[i]] {
 				return false
 			}
 			continue

@@ -151,10 +151,10 @@ type finder struct {
 	aws   []int  // starts of the lines holding an AWS access key id
 
 	// Where the keyword scans look (scanStarts): formats, secret-like
-	// names, gitleaks keywords.
-	scanned                  bool
+	// names, gitleaks keywords; pooled, where the lists go back
+	// (releaseStarts), is nil until they are listed.
 	formatAt, nameAt, leakAt []int
-	pooled                   *startLists // where the lists go back (releaseStarts)
+	pooled                   *startLists
 }
 
 func (f *finder) add(start, end, keep int, rule string) {

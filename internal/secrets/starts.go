@@ -50,14 +50,11 @@ var startsPool = sync.Pool{New: func() any { return new(startLists) }}
 // scanStarts fills formatAt, nameAt and leakAt, once: the offsets of f.s
 // the format scan, the name scan and the gitleaks windows look at.
 func (f *finder) scanStarts() {
-	if f.scanned {
-		return
+	if f.pooled != nil {
+		return // listed
 	}
-	f.scanned = true
-	if f.pooled == nil {
-		f.pooled = startsPool.Get().(*startLists)
-		f.formatAt, f.nameAt, f.leakAt = f.pooled.formatAt[:0], f.pooled.nameAt[:0], f.pooled.leakAt[:0]
-	}
+	f.pooled = startsPool.Get().(*startLists)
+	f.formatAt, f.nameAt, f.leakAt = f.pooled.formatAt[:0], f.pooled.nameAt[:0], f.pooled.leakAt[:0]
 	t, st, s := startTable(), detector(), f.s
 	for i := 0; i+1 < len(s); i++ {
 		pair := uint16(s[i])<<8 | uint16(s[i+1])
@@ -89,5 +86,5 @@ func (f *finder) releaseStarts() {
 	}
 	*f.pooled = startLists{f.formatAt[:0], f.nameAt[:0], f.leakAt[:0]}
 	startsPool.Put(f.pooled)
-	f.pooled, f.formatAt, f.nameAt, f.leakAt, f.scanned = nil, nil, nil, nil, false
+	f.pooled, f.formatAt, f.nameAt, f.leakAt = nil, nil, nil, nil
 }

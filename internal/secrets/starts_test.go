@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -45,16 +44,6 @@ func TestScanStartsEachDetectorsOwn(t *testing.T) {
 		if !slices.Equal(f.formatAt, formatAt) || !slices.Equal(f.nameAt, nameAt) || !slices.Equal(f.leakAt, leakAt) {
 			t.Fatalf("text of %d bytes: starts differ: formats %d/%d, names %d/%d, gitleaks %d/%d",
 				len(s), len(f.formatAt), len(formatAt), len(f.nameAt), len(nameAt), len(f.leakAt), len(leakAt))
-		}
-	}
-}
-
-// TestHasBeginLine: hasBeginLine answers as strings.Contains does.
-func TestHasBeginLine(t *testing.T) {
-	for _, s := range []string{"", "BEGIN ", "-----BEGIN ", "----BEGIN ", "x-----BEGIN RSA", "BEGIN BEGIN -----BEGIN ",
-		"-----BEGIN", "-- BEGIN -----BEGIN x", "-----BEGIX -----BEGIN ", "BEGIN -----"} {
-		if got, want := hasBeginLine(s), strings.Contains(s, "-----BEGIN "); got != want {
-			t.Errorf("hasBeginLine(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
