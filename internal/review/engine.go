@@ -259,17 +259,18 @@ type engine struct {
 	bundle *findings.Bundle
 	drops  map[string]*Drop
 
-	syms   []rules.Symbol
-	symsOK bool
+	syms *rules.Symbols
 }
 
-// symbols are the explorer's changed symbols, computed once per review
-// over the rule view the builtin provider shares (its masks are reused).
-func (e *engine) symbols() []rules.Symbol {
-	if !e.symsOK {
-		e.syms, e.symsOK = rules.ChangedSymbols(provider.RuleFiles(e.ch.Files)), true
+// symbols reads the explorer's changed symbols until more refuses one
+// (rules.Symbols.Read; nil reads no more) and returns those read so far:
+// one reader per review, over the rule view the builtin provider shares
+// (its masks are reused).
+func (e *engine) symbols(more func(rules.Symbol) bool) []rules.Symbol {
+	if e.syms == nil {
+		e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
 	}
-	return e.syms
+	return e.syms.Read(more)
 }
 
 func (e *engine) fileByPath(p string) *ChangedFile {

@@ -132,12 +132,23 @@ func (e *engine) profileReport(p qa.Profile, cands []*candidate, bound map[*grou
 	return r
 }
 
+// maxEvidenceMap is how many entries the explorer's evidence map holds.
+const maxEvidenceMap = 500
+
 // evidenceMap is the explorer's output: changed symbols and where they are
 // used, mapped to evidence refs.
 func (e *engine) evidenceMap() []qa.EvidenceMapEntry {
 	var out []qa.EvidenceMapEntry
-	for _, s := range e.symbols() {
-		if len(out) >= 500 {
+	// Symbols are read until the 500th that has evidence.
+	n := 0
+	syms := e.symbols(func(s rules.Symbol) bool {
+		if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
+			n++
+		}
+		return n < maxEvidenceMap
+	})
+	for _, s := range syms {
+		if len(out) >= maxEvidenceMap {
 			break
 		}
 		refs := e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)
@@ -195,13 +206,23 @@ func (e *engine) riskSignals(groups []*group) *qa.RiskSignals {
 		rs.HighBlastRadius = true
 		why = append(why, fmt.Sprintf("%d files changed", n))
 	}
-	for _, s := range e.symbols() {
-		if len(s.UsedIn) >= 10 {
-			rs.HighBlastRadius = true
-			why = append(why, fmt.Sprintf("%s is used in %d places", s.Name, len(s.UsedIn)))
-			addRefs(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line))
-			break
+	// The first symbol used in many places: among those the evidence map
+	// read, else among the rest.
+	used := func(s rules.Symbol) bool { return len(s.UsedIn) >= 10 }
+	syms := e.symbols(nil)
+	i := slices.IndexFunc(syms, used)
+	if i < 0 {
+		read := len(syms)
+		syms = e.symbols(func(rules.Symbol) bool { return true })
+		if j := slices.IndexFunc(syms[read:], used); j >= 0 {
+			i = read + j
 		}
+	}
+	if i >= 0 {
+		s := syms[i]
+		rs.HighBlastRadius = true
+		why = append(why, fmt.Sprintf("%s is used in %d places", s.Name, len(s.UsedIn)))
+		addRefs(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line))
 	}
 	infra, app := false, false
 	for _, f := range e.ch.Files {
