@@ -363,7 +363,14 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	// found, without asking git again). The review streams it, or closes
 	// it if it asks for another; the defer stops it on an early return.
 	if rg, err := g.ResolveRange(ctx, co.Range); err == nil && !rg.Worktree && rg.Head != "" {
-		co.Diff = g.At(co.Dir).StartDiffFiles(ctx, rg.DiffBase, rg.Head, co.Paths...)
+		// When the head is the checked-out commit (as in CI), the new
+		// contents are read from the work tree, each checked against
+		// its blob id.
+		root := ""
+		if rg.CheckedOut {
+			root = g.Dir
+		}
+		co.Diff = g.At(co.Dir).StartDiffFilesFrom(ctx, rg.DiffBase, rg.Head, root, co.Paths...)
 		defer co.Diff.Close()
 	}
 	pol, rg, err := loadPolicy(ctx, opts.IO, g, co, opts.ConfigSource, opts.ConfigPath)

@@ -9,3 +9,13 @@ func SetPatchBlob(f func(patch []byte, id string, maxBlob int) ([]byte, int, boo
 	patchBlob = f
 	return func() { patchBlob = old }
 }
+
+// WorktreeBlob is worktreeBlob, for tests of the check.
+var WorktreeBlob = worktreeBlob
+
+// SetWorktreeBlob replaces worktreeBlob until restore is called.
+func SetWorktreeBlob(f func(root, path, id string) ([]byte, bool)) (restore func()) {
+	old := worktreeBlob
+	worktreeBlob = f
+	return func() { worktreeBlob = old }
+}

@@ -29,8 +29,12 @@ func TestRangeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rg.DiffBase != root || rg.Head != second || !strings.Contains(rg.Why, "last commit") {
+	if rg.DiffBase != root || rg.Head != second || !strings.Contains(rg.Why, "last commit") || !rg.CheckedOut {
 		t.Errorf("on main: %+v", rg)
+	}
+	// A head that is not checked out is not read from the work tree.
+	if rg, err := r.ResolveRange(ctx, git.RangeOptions{Base: root, Head: root}); err != nil || rg.CheckedOut {
+		t.Errorf("head %s while %s is checked out: %+v %v", root, second, rg, err)
 	}
 
 	// On a feature branch: merge-base with main, even after main moved.

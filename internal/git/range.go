@@ -43,6 +43,11 @@ type Range struct {
 	Since string `json:"since_sha,omitempty"`
 	// Worktree is true for uncommitted reviews.
 	Worktree bool `json:"worktree,omitempty"`
+	// CheckedOut is true when Head is the commit the work tree has
+	// checked out (HEAD), as in CI: the work tree's files may be read
+	// for Head's blobs, each checked against the blob's id first
+	// (StartDiffFilesFrom), since they may have been changed since.
+	CheckedOut bool `json:"-"`
 	// Why says how the range was chosen, for humans.
 	Why string `json:"why"`
 }
@@ -82,7 +87,8 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 	// HEAD and the named revisions are resolved at once, each by its own
 	// rev-parse, instead of one after the other.
 	look := r.lookupCommits(ctx, "HEAD", o.Head, o.Base, o.Since)
-	if _, err := look.commit(ctx, r, "HEAD"); err != nil {
+	checkedOut, err := look.commit(ctx, r, "HEAD")
+	if err != nil {
 		rg, err := r.ResolveRange(ctx, RangeOptions{Uncommitted: true})
 		if err == nil {
 			rg.Why = "no commits yet: reviewing the work tree"
@@ -99,6 +105,7 @@ func (r *Runner) ResolveRange(ctx context.Context, o RangeOptions) (Range, error
 		return Range{}, err
 	}
 	rg.Head = head
+	rg.CheckedOut = head == checkedOut
 
 	rg.BaseRef = o.Base
 	switch {

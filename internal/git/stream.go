@@ -12,11 +12,14 @@ import (
 	"hash"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/diffpalhq/diffpal/internal/repofs"
 )
 
 // FileDiff is one file of a streamed patch: its part of the patch (from
@@ -73,6 +76,7 @@ func (r *Runner) DiffFiles(ctx context.Context, base, head string, maxBlob int, 
 type DiffStream struct {
 	dir, base, head string
 	paths           []string
+	root            string // the work tree head's blobs may be read from, or ""
 
 	r      *Runner
 	ctx    context.Context
@@ -108,7 +112,19 @@ type DiffStream struct {
 // them waits for the driver environment's git config; the caller goes on
 // meanwhile).
 func (r *Runner) StartDiffFiles(ctx context.Context, base, head string, paths ...string) *DiffStream {
-	d := &DiffStream{dir: r.Dir, base: base, head: head, paths: append([]string(nil), paths...), r: r, start: time.Now()}
+	return r.StartDiffFilesFrom(ctx, base, head, "", paths...)
+}
+
+// StartDiffFilesFrom is StartDiffFiles that may read head's blobs from
+// the work tree at root (the repository's top level), when head is the
+// commit checked out there (Range.CheckedOut; "" reads none): a file
+// there that hashes to the blob the patch names is that blob, byte for
+// byte, and is not asked of cat-file, which inflates it from the object
+// store again after git diff did. A file that differs (edited, converted
+// by a filter or line endings, not checked out), is not a regular file,
+// or is larger than maxWorktreeBlob is asked of cat-file as before.
+func (r *Runner) StartDiffFilesFrom(ctx context.Context, base, head, root string, paths ...string) *DiffStream {
+	d := &DiffStream{dir: r.Dir, base: base, head: head, paths: append([]string(nil), paths...), r: r, start: time.Now(), root: root}
 	d.args = append([]string{"diff"}, DiffArgs...)
 	d.args = append(d.args, "--end-of-options", base, head, "--")
 	d.args = append(d.args, paths...)
@@ -187,7 +203,7 @@ func (d *DiffStream) startProcesses() error {
 	go func() {
 		defer close(d.read)
 		h := sha256.New()
-		sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { d.files <- s }}
+		sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { d.files <- s }, root: d.root}
 		for {
 			sc.grow()
 			n, err := out.Read(sc.chunk[len(sc.chunk):cap(sc.chunk)])
@@ -314,6 +330,13 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 				}
 				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.fromPatch, data, size, len(data) < size, ok
 			}
+			if s.worktree != nil {
+				data, size := s.worktree, len(s.worktree)
+				if maxBlob >= 0 && size > maxBlob {
+					data = data[:min(size, BlobHead)] // as cat-file's answer would be kept
+				}
+				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.worktreeID, data, size, len(data) < size, true
+			}
 			if s.blobID != "" {
 				b, open := <-got
 				switch {
@@ -412,22 +435,40 @@ var patchBlob = func(patch []byte, id string, maxBlob int) (data []byte, size in
 	data = make([]byte, 0, keep)
 	fmt.Fprintf(h, "blob %d\x00", size)
 	written := 0
-	put := func(b []byte) {
-		h.Write(b)
-		if room := keep - len(data); room > 0 {
-			data = append(data, b[:min(len(b), room)]...)
-		}
-		written += len(b)
-	}
-	for rest := body; len(rest) > 0; {
-		nl := bytes.IndexByte(rest, '\n')
-		if line := rest[:nl]; line[0] == '+' {
-			put(line[1:])
-			if written < size {
-				put(newline)
+	if keep == size {
+		// The whole blob is kept: it is hashed once, whole, not a line
+		// at a time (a hash write per line cost more than the hashing).
+		for rest := body; len(rest) > 0; {
+			nl := bytes.IndexByte(rest, '\n')
+			data = append(data, rest[1:nl]...)
+			if len(data) < size {
+				data = append(data, '\n')
+			}
+			rest = rest[nl+1:]
+			if len(data) == size {
+				break // what is left is the "\ No newline" line
 			}
 		}
-		rest = rest[nl+1:]
+		h.Write(data)
+		written = len(data)
+	} else {
+		put := func(b []byte) {
+			h.Write(b)
+			if room := keep - len(data); room > 0 {
+				data = append(data, b[:min(len(b), room)]...)
+			}
+			written += len(b)
+		}
+		for rest := body; len(rest) > 0; {
+			nl := bytes.IndexByte(rest, '\n')
+			if line := rest[:nl]; line[0] == '+' {
+				put(line[1:])
+				if written < size {
+					put(newline)
+				}
+			}
+			rest = rest[nl+1:]
+		}
 	}
 	if written != size || hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
 		return nil, 0, false
@@ -443,6 +484,9 @@ type section struct {
 	patch     []byte
 	blobID    string
 	fromPatch string
+	// worktree is the blob worktreeID as read from the work tree.
+	worktree   []byte
+	worktreeID string
 }
 
 // patchScanner follows a patch's file headers as the patch arrives. It
@@ -463,6 +507,11 @@ type patchScanner struct {
 	sent     string // the blob requested for the current file
 	own      string // the blob the current file's patch holds whole
 	inHeader bool
+
+	root string // the work tree to read blobs from, or ""
+	path string // the current file's new path ("+++ b/…"), "" unknown
+	wt   []byte // the current file's blob, read from the work tree
+	wtID string
 }
 
 // chunkSize is the size of the chunks the patch is held in (a file whose
@@ -502,7 +551,7 @@ func (s *patchScanner) end() {
 	}
 	s.flush()
 	if s.start < len(s.chunk) {
-		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent, fromPatch: s.own})
+		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent, fromPatch: s.own, worktree: s.wt, worktreeID: s.wtID})
 	}
 }
 
@@ -515,10 +564,48 @@ func (s *patchScanner) flush() {
 	case s.added:
 		s.own = s.id
 	default:
+		if s.root != "" && s.path != "" {
+			if data, ok := worktreeBlob(s.root, s.path, s.id); ok {
+				s.wt, s.wtID = data, s.id
+				break
+			}
+		}
 		s.send(s.id)
 		s.sent = s.id
 	}
 	s.inHeader, s.id, s.skip, s.added = false, "", false, false
+}
+
+// maxWorktreeBlob bounds a work-tree file read for a blob; a larger one
+// is asked of cat-file.
+const maxWorktreeBlob = 8 << 20
+
+// worktreeBlob is the blob id as the work-tree file at root/path holds
+// it: ok only when the file is a regular one (a final symlink is not
+// followed, nothing blocks on a FIFO) of at most maxWorktreeBlob bytes
+// that hashes to id. The work tree belongs to the change's author, and
+// whatever the path leads to, only bytes that are the blob itself are
+// ever used.
+var worktreeBlob = func(root, path, id string) ([]byte, bool) {
+	var h hash.Hash
+	switch len(id) {
+	case 40:
+		h = sha1.New()
+	case 64:
+		h = sha256.New()
+	default:
+		return nil, false
+	}
+	data, err := repofs.ReadRegular(filepath.Join(root, filepath.FromSlash(path)), maxWorktreeBlob)
+	if err != nil {
+		return nil, false
+	}
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	if hex.EncodeToString(h.Sum(nil)) != strings.ToLower(id) {
+		return nil, false
+	}
+	return data, true
 }
 
 func (s *patchScanner) line(at int, l []byte) {
@@ -526,16 +613,28 @@ func (s *patchScanner) line(at int, l []byte) {
 		return
 	}
 	switch l[0] {
-	case ' ', '+', '-', '\\':
-		return // hunk lines (and the ---/+++ header lines)
+	case '+':
+		if s.inHeader && s.root != "" && bytes.HasPrefix(l, []byte("+++ b/")) {
+			// The new path, when git did not quote it; a name with a
+			// space ends in a tab. A quoted one is left to cat-file.
+			p := string(l[len("+++ b/"):])
+			if strings.Contains(p, " ") {
+				p = strings.TrimSuffix(p, "\t")
+			}
+			s.path = p
+		}
+		return
+	case ' ', '-', '\\':
+		return // hunk lines (and the --- header line)
 	}
 	switch {
 	case bytes.HasPrefix(l, []byte("diff --git ")):
 		s.flush()
 		if at > s.start {
-			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent, fromPatch: s.own})
+			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent, fromPatch: s.own, worktree: s.wt, worktreeID: s.wtID})
 		}
 		s.start, s.sent, s.own, s.inHeader = at, "", "", true
+		s.path, s.wt, s.wtID = "", nil, ""
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		s.flush()
 	case !s.inHeader:

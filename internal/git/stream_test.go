@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -537,5 +539,98 @@ func TestDiffFilesPatchBlobFallback(t *testing.T) {
 	whole, _ := r.Diff(ctx, base, head, "keep.go")
 	if _, _, ok := git.PatchBlob(whole, strings.Repeat("0", 40), -1); ok {
 		t.Error("a modified file's patch passes")
+	}
+}
+
+// TestDiffFilesFromWorktree: with the work tree of the head given, a
+// modified file's new content is read from it when the file there hashes
+// to the blob — with the same patch, blobs and limits as from cat-file —
+// and never when it does not: a file edited since, one swapped for a
+// symlink, one removed, a FIFO (which must not block the read).
+func TestDiffFilesFromWorktree(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.New(t)
+	names := []string{"sp ace.txt", "edited.txt", "swapped.txt", "removed.txt", "fifo.txt", "dir/deep.go"}
+	for i := range 100 {
+		names = append(names, fmt.Sprintf("m/f%03d.go", i))
+	}
+	for _, n := range names {
+		repo.Write(n, "package m\n\n// "+n+"\nconst A = 1\n")
+	}
+	base := repo.Commit("base")
+	for _, n := range names {
+		repo.Write(n, "package m\n\n// "+n+"\nconst A = 2\n"+strings.Repeat("var B = 3\n", len(n)))
+	}
+	repo.Write("m/f050.go", strings.Repeat("// over the head a limit keeps\n", git.BlobHead/20))
+	head := repo.Commit("change")
+	// The work tree, changed after the commit.
+	repo.Write("edited.txt", "edited after the commit\n")
+	swapped := filepath.Join(repo.Dir, "swapped.txt")
+	if err := os.Remove(swapped); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("m/f000.go", swapped); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(repo.Dir, "removed.txt")); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(repo.Dir, "fifo.txt")
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &git.Runner{Dir: repo.Dir}
+	for _, limit := range []int{-1, 10} {
+		want, each := collectBlobs()
+		if limit >= 0 {
+			want, each = limitedBlobs(limit)
+		}
+		if _, err := r.DiffFiles(ctx, base, head, limit, each); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		served := map[string]bool{}
+		restore := git.SetWorktreeBlob(func(root, path, id string) ([]byte, bool) {
+			data, ok := git.WorktreeBlob(root, path, id)
+			mu.Lock()
+			served[path] = ok
+			mu.Unlock()
+			return data, ok
+		})
+		got, each := collectBlobs()
+		if limit >= 0 {
+			got, each = limitedBlobs(limit)
+		}
+		_, err := r.StartDiffFilesFrom(ctx, base, head, repo.Dir).Files(limit, each)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.diff, want.diff) || !reflect.DeepEqual(got.blobs, want.blobs) || len(want.blobs) != len(names) {
+			t.Fatalf("limit %d: from the work tree %d blobs, patch same %v; from cat-file %d blobs", limit, len(got.blobs), bytes.Equal(got.diff, want.diff), len(want.blobs))
+		}
+		for _, n := range names {
+			changed := n == "edited.txt" || n == "swapped.txt" || n == "removed.txt" || n == "fifo.txt"
+			if ok, asked := served[n]; !asked || ok == changed {
+				t.Errorf("limit %d: %s asked of the work tree %v, served from it %v", limit, n, asked, ok)
+			}
+		}
+	}
+}
+
+// limitedBlobs is collectBlobs for a limit: each blob as DiffFiles keeps
+// it (its head when over the limit), with its size and truncation.
+func limitedBlobs(limit int) (*patchBlobs, func(git.FileDiff) error) {
+	p := &patchBlobs{blobs: map[string][]byte{}}
+	return p, func(fd git.FileDiff) error {
+		p.diff = append(p.diff, fd.Patch...)
+		if fd.HasBlob {
+			p.blobs[fd.BlobID] = fmt.Appendf(nil, "%s|%d|%v", fd.Blob, fd.BlobSize, fd.Truncated)
+		}
+		return nil
 	}
 }
