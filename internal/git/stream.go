@@ -419,13 +419,8 @@ var patchBlob = func(patch []byte, id string, maxBlob int) (data []byte, size in
 		}
 		rest = rest[nl+1:]
 	}
-	var h hash.Hash
-	switch len(id) {
-	case 40:
-		h = sha1.New()
-	case 64:
-		h = sha256.New()
-	default:
+	h := objectHash(id)
+	if h == nil {
 		return nil, 0, false
 	}
 	keep := size
@@ -477,6 +472,18 @@ var patchBlob = func(patch []byte, id string, maxBlob int) (data []byte, size in
 }
 
 var newline = []byte{'\n'}
+
+// objectHash is the hash git names an object id of id's length with
+// (SHA-1 or SHA-256), nil for any other length.
+func objectHash(id string) hash.Hash {
+	switch len(id) {
+	case 40:
+		return sha1.New()
+	case 64:
+		return sha256.New()
+	}
+	return nil
+}
 
 // A section is one file's part of the patch, and the blob requested for
 // it, or (fromPatch) the blob its added lines should be.
@@ -587,13 +594,8 @@ const maxWorktreeBlob = 8 << 20
 // whatever the path leads to, only bytes that are the blob itself are
 // ever used.
 var worktreeBlob = func(root, path, id string) ([]byte, bool) {
-	var h hash.Hash
-	switch len(id) {
-	case 40:
-		h = sha1.New()
-	case 64:
-		h = sha256.New()
-	default:
+	h := objectHash(id)
+	if h == nil {
 		return nil, false
 	}
 	data, err := repofs.ReadRegular(filepath.Join(root, filepath.FromSlash(path)), maxWorktreeBlob)
