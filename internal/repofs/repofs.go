@@ -108,7 +108,33 @@ func ReadRegular(p string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("is %d bytes, over the limit of %d bytes", fi.Size(), max)
 	}
 	// A file that grows while it is read is still cut at the limit.
-	return ReadAtMost(f, max)
+	return readSized(f, fi.Size(), max)
+}
+
+// readSized is ReadAtMost for a file whose size was just read: its
+// buffer is sized for it, so that a file is read in one call and its
+// end seen in another (io.ReadAll starts at 512 bytes and reads into a
+// growing buffer, a system call each time: ~9 for a 7 KB source file,
+// and a review reads a thousand of them). A file that changed size
+// meanwhile is still read whole, or refused past max.
+func readSized(r io.Reader, size, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(max(size, 0), limit)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, fmt.Errorf("is over the limit of %d bytes", limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // ReadAtMost reads r to its end, failing once it passes max bytes (it

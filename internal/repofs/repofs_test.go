@@ -1,12 +1,15 @@
 package repofs
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 )
 
 func TestCheckRel(t *testing.T) {
@@ -72,5 +75,29 @@ func TestReadRegularRefusesSpecialFiles(t *testing.T) {
 	os.Symlink(fifo, filepath.Join(dir, "link"))
 	if _, err := ReadRegular(filepath.Join(dir, "link"), 1<<10); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf("final symlink: %v", err)
+	}
+}
+
+// TestReadSized: whatever size a file was said to have (its size changes
+// between the stat and the read), it is read whole, at most limit bytes,
+// and refused past them, as ReadAtMost does; from a reader that returns
+// a byte at a time too.
+func TestReadSized(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 513, 7000, 100} {
+		data := bytes.Repeat([]byte("x"), n)
+		for _, hint := range []int64{-1, 0, int64(n) - 1, int64(n), int64(n) + 1, 1 << 20} {
+			for _, limit := range []int64{int64(n) - 1, int64(n), int64(n) + 5} {
+				if limit < 0 {
+					continue
+				}
+				for _, r := range []io.Reader{bytes.NewReader(data), iotest.OneByteReader(bytes.NewReader(data))} {
+					got, err := readSized(r, hint, limit)
+					want, wantErr := ReadAtMost(bytes.NewReader(data), limit)
+					if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+						t.Fatalf("%d bytes, hint %d, limit %d: %d bytes, %v; ReadAtMost %d bytes, %v", n, hint, limit, len(got), err, len(want), wantErr)
+					}
+				}
+			}
+		}
 	}
 }
