@@ -261,7 +261,8 @@ func (c *Change) scopeFile(f *diff.File, data []byte, size int, sc scope.Options
 		Submodule: f.Submodule, ModeOnly: f.ModeOnly(), Size: -1}
 	if f.Status != diff.Deleted && !f.Binary && !f.Submodule {
 		cand.Size = size
-		cand.Head = scope.HeadLines(data, 10)
+		// Over data's own memory, as splitText: it never changes.
+		cand.Head = scope.HeadLines(unsafe.String(unsafe.SliceData(data), len(data)), 10)
 		if bytes.IndexByte(data, 0) >= 0 {
 			cand.Binary = true
 		}

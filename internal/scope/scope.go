@@ -1,7 +1,6 @@
 package scope
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -179,16 +178,17 @@ func buildOutput(p string) string {
 	return ""
 }
 
-// HeadLines returns up to n first lines of content.
-func HeadLines(content []byte, n int) []string {
-	var out []string
+// HeadLines returns up to n first lines of content, as substrings of it
+// (a review asks it of every changed file: no line is copied).
+func HeadLines(content string, n int) []string {
+	out := make([]string, 0, n)
 	for len(content) > 0 && len(out) < n {
-		i := bytes.IndexByte(content, '\n')
+		i := strings.IndexByte(content, '\n')
 		if i < 0 {
-			out = append(out, string(content))
+			out = append(out, content)
 			break
 		}
-		out = append(out, string(content[:i]))
+		out = append(out, content[:i])
 		content = content[i+1:]
 	}
 	return out

@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -202,6 +203,27 @@ func TestDistBundlesAreBuildOutput(t *testing.T) {
 		s, ok := (Options{}).Decide(Candidate{Path: p, Size: 10})
 		if skipped := !ok && s.Reason == ReasonGenerated; skipped != want {
 			t.Errorf("%s: skipped as generated = %v (%+v), want %v", p, skipped, s, want)
+		}
+	}
+}
+
+// TestHeadLines: the first n lines, split at "\n" only (a "\r" stays),
+// the last one whether or not it ends in a newline.
+func TestHeadLines(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want []string
+	}{
+		{"", 10, []string{}},
+		{"one", 10, []string{"one"}},
+		{"one\n", 10, []string{"one"}},
+		{"one\r\ntwo\n\nfour", 10, []string{"one\r", "two", "", "four"}},
+		{"a\nb\nc\n", 2, []string{"a", "b"}},
+		{"\n\n", 10, []string{"", ""}},
+	} {
+		if got := HeadLines(c.in, c.n); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("HeadLines(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }

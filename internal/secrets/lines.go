@@ -20,7 +20,11 @@ func (f *finder) splitLines() []line {
 		return f.lines
 	}
 	s := f.s
-	ls := make([]line, 0, strings.Count(s, "\n")+1)
+	n := strings.Count(s, "\n") + 1
+	ls := (*linesPool.Get().(*[]line))[:0]
+	if cap(ls) < n {
+		ls = make([]line, 0, n)
+	}
 	for start := 0; start <= len(s); {
 		k := strings.IndexByte(s[start:], '\n')
 		end := len(s)
@@ -39,6 +43,20 @@ func (f *finder) splitLines() []line {
 	}
 	f.lines = ls
 	return ls
+}
+
+// linesPool holds line lists for reuse: the packet's detection splits
+// every changed file and hunk into lines, and a list is done with once
+// its text's line rules are (releaseLines).
+var linesPool = sync.Pool{New: func() any { return new([]line) }}
+
+// releaseLines gives f's line list back to the pool.
+func (f *finder) releaseLines() {
+	if f.lines != nil {
+		ls := f.lines
+		f.lines = nil
+		linesPool.Put(&ls)
+	}
 }
 
 var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?`) })
@@ -73,6 +91,7 @@ func (f *finder) lineRules() {
 		return
 	}
 	ls := f.splitLines()
+	defer f.releaseLines()
 	covered := make([]bool, len(ls))
 	if pem {
 		f.pemBlocks(ls, covered)
