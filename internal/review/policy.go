@@ -33,6 +33,13 @@ func (e *engine) policyChanges() []PolicyChange {
 		if proseFile(f.Path()) {
 			continue // documentation that mentions the syntax suppresses nothing
 		}
+		// Added lines are lines of the new content, which a file in scope
+		// holds whole: one search of it rules out every line of a file
+		// that never mentions the directive (this loop is on a review's
+		// one goroutine, after everything else has been matched).
+		if f.Text != "" && !ignoreWord.Contains(f.Text) {
+			continue
+		}
 		for l := range f.Diff.AddedLines() {
 			m := matchIgnore(l.Text)
 			if m == nil {
