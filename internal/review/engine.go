@@ -208,6 +208,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		p.Prepare(ctx, ch.Files)
 		clock.record("match rules", time.Since(t))
 	}
+	// The change's line counts, while the packet is still being built
+	// (a loop over every line of the patch).
+	var added, removed int
+	for _, f := range ch.Files {
+		a, r := f.Diff.Stats()
+		added, removed = added+a, removed+r
+	}
 	<-done
 	clock.mark("match rules + evidence packet")
 	if packetErr != nil {
@@ -218,13 +225,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if e.audit.Skips == nil {
 		e.audit.Skips = []scope.Skip{}
 	}
-	for _, f := range ch.Files {
-		a, r := f.Diff.Stats()
-		e.audit.AddedLines += a
-		e.audit.RemovedLines += r
-	}
+	e.audit.AddedLines, e.audit.RemovedLines = added, removed
 	e.audit.Files = len(ch.Files)
+	e.startSymbols()
 	if err := e.run(ctx); err != nil {
+		<-e.symsDone
 		return nil, err
 	}
 	e.audit.Seconds = now().Sub(started).Seconds()
@@ -259,18 +264,46 @@ type engine struct {
 	bundle *findings.Bundle
 	drops  map[string]*Drop
 
-	syms *rules.Symbols
+	syms     *rules.Symbols
+	symsDone chan struct{} // closed when startSymbols' read is done
 }
 
 // symbols reads the explorer's changed symbols until more refuses one
-// (rules.Symbols.Read; nil reads no more) and returns those read so far:
-// one reader per review, over the rule view the builtin provider shares
-// (its masks are reused).
+// (rules.Symbols.Read; nil reads no more) and returns those read so far,
+// the evidence map's first (readSymbols) always among them: one reader
+// per review, over the rule view the builtin provider shares (its masks
+// are reused).
 func (e *engine) symbols(more func(rules.Symbol) bool) []rules.Symbol {
-	if e.syms == nil {
-		e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
+	if e.symsDone != nil {
+		<-e.symsDone
+	} else if e.syms == nil {
+		e.readSymbols()
 	}
 	return e.syms.Read(more)
+}
+
+// startSymbols reads the symbols the evidence map needs on another
+// goroutine: the session's start, triage and the providers' answers run
+// on this one meanwhile, and the other core was idle then.
+func (e *engine) startSymbols() {
+	e.symsDone = make(chan struct{})
+	go func() {
+		defer close(e.symsDone)
+		e.readSymbols()
+	}()
+}
+
+// readSymbols reads the symbols until the maxEvidenceMap-th that has
+// evidence (or all of them).
+func (e *engine) readSymbols() {
+	e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
+	n := 0
+	e.syms.Read(func(s rules.Symbol) bool {
+		if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
+			n++
+		}
+		return n < maxEvidenceMap
+	})
 }
 
 func (e *engine) fileByPath(p string) *ChangedFile {

@@ -139,15 +139,9 @@ const maxEvidenceMap = 500
 // used, mapped to evidence refs.
 func (e *engine) evidenceMap() []qa.EvidenceMapEntry {
 	var out []qa.EvidenceMapEntry
-	// Symbols are read until the 500th that has evidence.
-	n := 0
-	syms := e.symbols(func(s rules.Symbol) bool {
-		if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
-			n++
-		}
-		return n < maxEvidenceMap
-	})
-	for _, s := range syms {
+	// What is read already holds the first maxEvidenceMap symbols that
+	// have evidence (readSymbols).
+	for _, s := range e.symbols(nil) {
 		if len(out) >= maxEvidenceMap {
 			break
 		}
