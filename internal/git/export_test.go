@@ -1,5 +1,7 @@
 package git
 
+import "os"
+
 // PatchBlob is patchBlob, for tests of the check.
 var PatchBlob = patchBlob
 
@@ -14,7 +16,7 @@ func SetPatchBlob(f func(patch []byte, id string, maxBlob int) ([]byte, int, boo
 var WorktreeBlob = worktreeBlob
 
 // SetWorktreeBlob replaces worktreeBlob until restore is called.
-func SetWorktreeBlob(f func(root, path, id string) ([]byte, bool)) (restore func()) {
+func SetWorktreeBlob(f func(root *os.Root, path, id string) ([]byte, bool)) (restore func()) {
 	old := worktreeBlob
 	worktreeBlob = f
 	return func() { worktreeBlob = old }

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,7 +203,15 @@ func (d *DiffStream) startProcesses() error {
 	go func() {
 		defer close(d.read)
 		h := sha256.New()
-		sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { d.files <- s }, root: d.root}
+		sc := patchScanner{send: func(id string) { ids <- id }, emit: func(s section) { d.files <- s }}
+		if d.root != "" {
+			// Opened once, for every file's read; a work tree that cannot
+			// be opened leaves every blob to cat-file.
+			if root, err := os.OpenRoot(d.root); err == nil {
+				sc.root = root
+				defer root.Close()
+			}
+		}
 		for {
 			sc.grow()
 			n, err := out.Read(sc.chunk[len(sc.chunk):cap(sc.chunk)])
@@ -335,9 +343,8 @@ func (d *DiffStream) Files(maxBlob int, each func(FileDiff) error) (PatchInfo, e
 				if maxBlob >= 0 && size > maxBlob {
 					data = data[:min(size, BlobHead)] // as cat-file's answer would be kept
 				}
-				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.worktreeID, data, size, len(data) < size, true
-			}
-			if s.blobID != "" {
+				fd.BlobID, fd.Blob, fd.BlobSize, fd.Truncated, fd.HasBlob = s.blobID, data, size, len(data) < size, true
+			} else if s.blobID != "" {
 				b, open := <-got
 				switch {
 				case !open:
@@ -485,15 +492,14 @@ func objectHash(id string) hash.Hash {
 	return nil
 }
 
-// A section is one file's part of the patch, and the blob requested for
-// it, or (fromPatch) the blob its added lines should be.
+// A section is one file's part of the patch, and its new blob: requested
+// from cat-file, or read from the work tree already (worktree), or
+// (fromPatch) the blob its added lines should be.
 type section struct {
 	patch     []byte
 	blobID    string
+	worktree  []byte
 	fromPatch string
-	// worktree is the blob worktreeID as read from the work tree.
-	worktree   []byte
-	worktreeID string
 }
 
 // patchScanner follows a patch's file headers as the patch arrives. It
@@ -511,14 +517,13 @@ type patchScanner struct {
 	id       string // new blob id of the current file's header, "" when none
 	skip     bool   // the current file is binary or a submodule
 	added    bool   // the current file is new ("new file mode")
-	sent     string // the blob requested for the current file
+	sent     string // the current file's blob: requested, or read into wt
 	own      string // the blob the current file's patch holds whole
 	inHeader bool
 
-	root string // the work tree to read blobs from, or ""
-	path string // the current file's new path ("+++ b/…"), "" unknown
-	wt   []byte // the current file's blob, read from the work tree
-	wtID string
+	root *os.Root // the work tree to read blobs from, or nil
+	path string   // the current file's new path ("+++ b/…"), "" unknown
+	wt   []byte   // the current file's blob, read from the work tree
 }
 
 // chunkSize is the size of the chunks the patch is held in (a file whose
@@ -558,7 +563,7 @@ func (s *patchScanner) end() {
 	}
 	s.flush()
 	if s.start < len(s.chunk) {
-		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent, fromPatch: s.own, worktree: s.wt, worktreeID: s.wtID})
+		s.emit(section{patch: s.chunk[s.start:len(s.chunk):len(s.chunk)], blobID: s.sent, worktree: s.wt, fromPatch: s.own})
 	}
 }
 
@@ -571,9 +576,9 @@ func (s *patchScanner) flush() {
 	case s.added:
 		s.own = s.id
 	default:
-		if s.root != "" && s.path != "" {
+		if s.root != nil && s.path != "" {
 			if data, ok := worktreeBlob(s.root, s.path, s.id); ok {
-				s.wt, s.wtID = data, s.id
+				s.wt, s.sent = data, s.id
 				break
 			}
 		}
@@ -587,18 +592,17 @@ func (s *patchScanner) flush() {
 // is asked of cat-file.
 const maxWorktreeBlob = 8 << 20
 
-// worktreeBlob is the blob id as the work-tree file at root/path holds
-// it: ok only when the file is a regular one (a final symlink is not
-// followed, nothing blocks on a FIFO) of at most maxWorktreeBlob bytes
-// that hashes to id. The work tree belongs to the change's author, and
-// whatever the path leads to, only bytes that are the blob itself are
-// ever used.
-var worktreeBlob = func(root, path, id string) ([]byte, bool) {
+// worktreeBlob is the blob id as the work-tree file root/path holds it:
+// ok only when repofs.ReadRegularIn reads it (inside the work tree, a
+// regular file of at most maxWorktreeBlob bytes, no FIFO blocked on) and
+// it hashes to id. The work tree belongs to the change's author, and
+// only bytes that are the blob itself are ever used.
+var worktreeBlob = func(root *os.Root, path, id string) ([]byte, bool) {
 	h := objectHash(id)
 	if h == nil {
 		return nil, false
 	}
-	data, err := repofs.ReadRegular(filepath.Join(root, filepath.FromSlash(path)), maxWorktreeBlob)
+	data, err := repofs.ReadRegularIn(root, path, maxWorktreeBlob)
 	if err != nil {
 		return nil, false
 	}
@@ -616,7 +620,7 @@ func (s *patchScanner) line(at int, l []byte) {
 	}
 	switch l[0] {
 	case '+':
-		if s.inHeader && s.root != "" && bytes.HasPrefix(l, []byte("+++ b/")) {
+		if s.inHeader && s.root != nil && bytes.HasPrefix(l, []byte("+++ b/")) {
 			// The new path, when git did not quote it; a name with a
 			// space ends in a tab. A quoted one is left to cat-file.
 			p := string(l[len("+++ b/"):])
@@ -633,10 +637,10 @@ func (s *patchScanner) line(at int, l []byte) {
 	case bytes.HasPrefix(l, []byte("diff --git ")):
 		s.flush()
 		if at > s.start {
-			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent, fromPatch: s.own, worktree: s.wt, worktreeID: s.wtID})
+			s.emit(section{patch: s.chunk[s.start:at:at], blobID: s.sent, worktree: s.wt, fromPatch: s.own})
 		}
 		s.start, s.sent, s.own, s.inHeader = at, "", "", true
-		s.path, s.wt, s.wtID = "", nil, ""
+		s.path, s.wt = "", nil
 	case bytes.HasPrefix(l, []byte("@@ ")):
 		s.flush()
 	case !s.inHeader:

@@ -594,7 +594,7 @@ func TestDiffFilesFromWorktree(t *testing.T) {
 		}
 		var mu sync.Mutex
 		served := map[string]bool{}
-		restore := git.SetWorktreeBlob(func(root, path, id string) ([]byte, bool) {
+		restore := git.SetWorktreeBlob(func(root *os.Root, path, id string) ([]byte, bool) {
 			data, ok := git.WorktreeBlob(root, path, id)
 			mu.Lock()
 			served[path] = ok

@@ -90,6 +90,28 @@ func ReadFile(root, rel string, max int64) ([]byte, error) {
 // most max bytes (a larger file is an error naming the limit).
 func ReadRegular(p string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	return readOpened(f, err, max)
+}
+
+// ReadRegularIn is ReadFile through root, opened once, for paths the
+// repository names read by the thousand, as a review reads its changed
+// files: rel must pass CheckRel, and a symlink on the way, the last one
+// too, is followed only while it stays inside root (os.Root), without
+// resolving every symlink of the path anew for each file as Resolve
+// does. The file must be a regular one, read at most max bytes, without
+// blocking on a FIFO.
+func ReadRegularIn(root *os.Root, rel string, max int64) ([]byte, error) {
+	rel, err := Clean(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|openFlags, 0)
+	return readOpened(f, err, max)
+}
+
+// readOpened is the rest of ReadRegular once its file is opened (f, or
+// the error opening it): it closes f.
+func readOpened(f *os.File, err error, max int64) ([]byte, error) {
 	if err != nil {
 		if isLoop(err) {
 			return nil, errors.New("is a symlink")

@@ -101,3 +101,40 @@ func TestReadSized(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRegularInStaysInside: through an opened root, a file is read
+// as ReadFile reads it, and nothing outside the root is: not by "..",
+// nor by a symlink to a file or a directory outside (one that stays
+// inside is followed, as ReadFile follows it); a FIFO is refused without
+// blocking, and so is a directory.
+func TestReadRegularInStaysInside(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cr3t"), 0o600)
+	os.WriteFile(filepath.Join(dir, "ok.go"), []byte("package ok\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.Symlink("../ok.go", filepath.Join(dir, "sub", "inside-link.go"))
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "out-link"))
+	os.Symlink(outside, filepath.Join(dir, "out-dir"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if data, err := ReadRegularIn(root, "ok.go", 1<<10); err != nil || string(data) != "package ok\n" {
+		t.Errorf("plain file: %q %v", data, err)
+	}
+	if _, err := ReadRegularIn(root, "ok.go", 2); err == nil || !strings.Contains(err.Error(), "over the limit of 2 bytes") {
+		t.Errorf("size limit: %v", err)
+	}
+	if data, err := ReadRegularIn(root, "sub/inside-link.go", 1<<10); err != nil || string(data) != "package ok\n" {
+		t.Errorf("a link that stays inside: %q %v", data, err)
+	}
+	for _, rel := range []string{"out-link", "out-dir/secret", "../" + filepath.Base(outside) + "/secret", "fifo", "sub", "missing.go", "/etc/passwd"} {
+		if data, err := ReadRegularIn(root, rel, 1<<10); err == nil || strings.Contains(string(data), "s3cr3t") {
+			t.Errorf("%s: read %q, %v; want it refused", rel, data, err)
+		}
+	}
+}
