@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 )
 
 // HintRule is one row of the file-type → profile hint table. A changed file
@@ -171,74 +170,25 @@ func (r HintRule) matches(f *hintFile) bool {
 // and letter/digit boundaries, so "src/AuthService.ts" yields "auth" and
 // "HTTPServer" yields "http" and "server".
 func pathTokens(p string) []string {
-	for i := 0; i < len(p); i++ {
-		if p[i] >= utf8.RuneSelf {
-			return pathTokensRunes(p)
-		}
-	}
-	// An ASCII path, as almost all are, is split in place: the same
-	// boundaries as pathTokensRunes, without its rune slice and Unicode
-	// tables (an unbound review asks it of up to thousands of files, on
-	// its one goroutine; TestPathTokensASCII).
+	// One pass over p's runes, remembering the one before: no rune slice
+	// and no copies but the lower-cased tokens (an unbound review asks it
+	// of up to thousands of files, on its one goroutine).
 	var toks []string
-	start := -1
+	start := -1 // where the current token starts, in bytes
 	flush := func(end int) {
 		if start >= 0 && end > start {
 			toks = append(toks, strings.ToLower(p[start:end]))
 		}
 		start = -1
 	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		upper, lower, digit := 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9'
-		if !upper && !lower && !digit {
-			flush(i)
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := p[i-1]
-		prevUpper, prevLower, prevDigit := 'A' <= prev && prev <= 'Z', 'a' <= prev && prev <= 'z', '0' <= prev && prev <= '9'
+	var prev rune
+	prevAt := 0
+	for i, r := range p {
 		switch {
-		case digit != prevDigit:
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
 			flush(i)
+		case start < 0:
 			start = i
-		case upper && prevLower:
-			flush(i)
-			start = i
-		case lower && prevUpper && i-1 > start:
-			flush(i - 1)
-			start = i - 1
-		}
-	}
-	flush(len(p))
-	return toks
-}
-
-// pathTokensRunes is pathTokens for any path.
-func pathTokensRunes(p string) []string {
-	var toks []string
-	rs := []rune(p)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			toks = append(toks, strings.ToLower(string(rs[start:end])))
-		}
-		start = -1
-	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := rs[i-1]
-		switch {
 		case unicode.IsDigit(r) != unicode.IsDigit(prev):
 			flush(i)
 			start = i
@@ -246,12 +196,13 @@ func pathTokensRunes(p string) []string {
 			// fooBar: split before B.
 			flush(i)
 			start = i
-		case unicode.IsLower(r) && unicode.IsUpper(prev) && i-1 > start:
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && prevAt > start:
 			// HTTPServer: split before the S that starts "Server".
-			flush(i - 1)
-			start = i - 1
+			flush(prevAt)
+			start = prevAt
 		}
+		prev, prevAt = r, i
 	}
-	flush(len(rs))
+	flush(len(p))
 	return toks
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/diffpalhq/diffpal/internal/secrets"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/diffpalhq/diffpal/findings"
@@ -182,28 +180,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// A provider that can start on each file as it is read does, while
 	// git diffs the rest.
 	fp, _ := o.Provider.(provider.FilePreparer)
-	// While git reads the trees of a large change it prints nothing, and
-	// a core is idle: the secret detector's costliest lazy rule is made
-	// then (secrets.Prewarm). A change whose first file comes sooner is
-	// small enough that it may never need it.
-	firstFile, firstOnce := make(chan struct{}), sync.Once{}
-	co.OnFile = func(f *ChangedFile) {
-		firstOnce.Do(func() { close(firstFile) })
-		if fp != nil {
-			fp.PrepareFile(ctx, f)
-		}
+	if fp != nil {
+		co.OnFile = func(f *ChangedFile) { fp.PrepareFile(ctx, f) }
 	}
-	go func() {
-		t := time.NewTimer(prewarmAfter)
-		defer t.Stop()
-		select {
-		case <-firstFile:
-		case <-ctx.Done():
-		case <-t.C:
-			secrets.Prewarm()
-		}
-	}()
-	defer firstOnce.Do(func() { close(firstFile) })
 	ch, err := loadChange(ctx, co, clock)
 	if err != nil {
 		if fp != nil {
@@ -259,12 +238,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// prewarmAfter is how long a review waits for its first file before it
-// takes git's silence for a large change's tree walk (secrets.Prewarm):
-// the 2,000-file bench change's first file comes 45–65 ms after the
-// process starts, a 10-line change's within a few milliseconds.
-const prewarmAfter = 15 * time.Millisecond
-
 // engine is one review in progress: the change, the session it drives and
 // what the pipeline's stages hand each other.
 type engine struct {
@@ -297,40 +270,31 @@ type engine struct {
 
 // symbols reads the explorer's changed symbols until more refuses one
 // (rules.Symbols.Read; nil reads no more) and returns those read so far,
-// the evidence map's first (readSymbols) always among them: one reader
+// the evidence map's first (startSymbols) always among them: one reader
 // per review, over the rule view the builtin provider shares (its masks
 // are reused).
 func (e *engine) symbols(more func(rules.Symbol) bool) []rules.Symbol {
-	if e.symsDone != nil {
-		<-e.symsDone
-	} else if e.syms == nil {
-		e.readSymbols()
-	}
+	<-e.symsDone
 	return e.syms.Read(more)
 }
 
-// startSymbols reads the symbols the evidence map needs on another
+// startSymbols reads the symbols the evidence map needs, up to the
+// maxEvidenceMap-th that has evidence (or all of them), on another
 // goroutine: the session's start, triage and the providers' answers run
 // on this one meanwhile, and the other core was idle then.
 func (e *engine) startSymbols() {
 	e.symsDone = make(chan struct{})
 	go func() {
 		defer close(e.symsDone)
-		e.readSymbols()
+		e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
+		n := 0
+		e.syms.Read(func(s rules.Symbol) bool {
+			if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
+				n++
+			}
+			return n < maxEvidenceMap
+		})
 	}()
-}
-
-// readSymbols reads the symbols until the maxEvidenceMap-th that has
-// evidence (or all of them).
-func (e *engine) readSymbols() {
-	e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
-	n := 0
-	e.syms.Read(func(s rules.Symbol) bool {
-		if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
-			n++
-		}
-		return n < maxEvidenceMap
-	})
 }
 
 func (e *engine) fileByPath(p string) *ChangedFile {

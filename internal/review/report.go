@@ -140,7 +140,7 @@ const maxEvidenceMap = 500
 func (e *engine) evidenceMap() []qa.EvidenceMapEntry {
 	var out []qa.EvidenceMapEntry
 	// What is read already holds the first maxEvidenceMap symbols that
-	// have evidence (readSymbols).
+	// have evidence (startSymbols).
 	for _, s := range e.symbols(nil) {
 		if len(out) >= maxEvidenceMap {
 			break

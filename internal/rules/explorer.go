@@ -553,7 +553,7 @@ func fileSymbols(fc *fileCtx) []Symbol {
 		return nil
 	}
 	sigs := map[int]Symbol{}
-	for _, sym := range symbolSignatures([]*fileCtx{fc}) {
+	for _, sym := range symbolSignatures(fc) {
 		sigs[sym.Line] = sym
 	}
 	var out []Symbol

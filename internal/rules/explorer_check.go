@@ -490,18 +490,16 @@ func lastDotted(mod string) string {
 	return mod
 }
 
-// symbolSignatures lists the changed signatures of the files, for
-// ChangedSymbols: each definition (Symbol without uses) with Signature
-// set.
-func symbolSignatures(ctxs []*fileCtx) []Symbol {
+// symbolSignatures lists the changed signatures of a file, for its
+// symbols (fileSymbols): each definition (Symbol without uses) with
+// Signature set.
+func symbolSignatures(fc *fileCtx) []Symbol {
 	var out []Symbol
-	for _, fc := range ctxs {
-		for _, c := range signatureChanges(fc) {
-			out = append(out, Symbol{
-				Name: c.def.name, Kind: c.def.kind, Path: fc.f.Path, Line: c.def.line,
-				Signature: c.def.name + c.olds[0].describe(c.lang) + " → " + c.def.name + c.def.describe(c.lang),
-			})
-		}
+	for _, c := range signatureChanges(fc) {
+		out = append(out, Symbol{
+			Name: c.def.name, Kind: c.def.kind, Path: fc.f.Path, Line: c.def.line,
+			Signature: c.def.name + c.olds[0].describe(c.lang) + " → " + c.def.name + c.def.describe(c.lang),
+		})
 	}
 	return out
 }

@@ -166,9 +166,11 @@ func allAtOnce(files []*File) []Symbol {
 	var out []Symbol
 	sigs := map[string]Symbol{}
 	names := map[string]bool{}
-	for _, s := range symbolSignatures(ctxs) {
-		sigs[fmt.Sprintf("%s:%d", s.Path, s.Line)] = s
-		names[s.Name] = true
+	for _, fc := range ctxs {
+		for _, s := range symbolSignatures(fc) {
+			sigs[fmt.Sprintf("%s:%d", s.Path, s.Line)] = s
+			names[s.Name] = true
+		}
 	}
 	for _, fc := range ctxs {
 		if !fc.vendored() {

@@ -1015,23 +1015,3 @@ func literalStarts(re *syntax.Regexp) ([]string, bool) {
 	}
 	return nil, false
 }
-
-// Prewarm translates, now, the gitleaks rule whose translation costs the
-// most: generic-api-key, whose ~1,500 stop words become a trie (~10 ms
-// of CPU) the first time a text holds one of its keywords, which on a
-// large change is in the middle of the stream, with both cores busy. A
-// review calls it when git is slow to print the first file (it is still
-// reading trees, and a core is idle); a small change, which may never
-// need the rule, does not pay for it. Safe for concurrent use.
-func Prewarm() {
-	st := detector()
-	if st.err != nil {
-		return
-	}
-	for i := range st.snap.Rules {
-		if st.snap.Rules[i].ID == "generic-api-key" && i < len(st.ruleCfgs) {
-			st.ruleConfig(i)
-			return
-		}
-	}
-}

@@ -250,27 +250,3 @@ func TestKwFold(t *testing.T) {
 		t.Fatal("no keyword pairs: the test is not testing")
 	}
 }
-
-// TestPrewarm: Prewarm translates generic-api-key (its configuration is
-// there afterwards, as a first use would make it), and detection with
-// the prewarmed rule finds what it finds otherwise.
-func TestPrewarm(t *testing.T) {
-	Prewarm()
-	st := detector()
-	i := slices.IndexFunc(st.snap.Rules, func(r snapRule) bool { return r.ID == "generic-api-key" })
-	if i < 0 {
-		t.Fatal("no generic-api-key rule in the snapshot")
-	}
-	if got := st.ruleCfgs[i].rule.RuleID; got != "generic-api-key" {
-		t.Fatalf("after Prewarm, the rule's configuration is %q", got)
-	}
-	Prewarm() // again: nothing more to do
-	text := `api_key = "` + "Zq8Lw3Rt9Yp2Xk7Vb4Nm6Hs1Jd5Fg0Qa" + `"`
-	found := false
-	for _, m := range ScanPath("config.py", text) {
-		found = found || m.RuleID == "generic-api-key"
-	}
-	if !found {
-		t.Fatalf("generic-api-key not found in %q after Prewarm", text)
-	}
-}

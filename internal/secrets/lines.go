@@ -15,13 +15,14 @@ import (
 
 type line struct{ start, end int }
 
+// splitLines splits f.s into lines, into a pooled list that the caller
+// gives back with releaseLines once f's line rules are done with it (the
+// packet's detection splits every changed file and hunk into lines).
 func (f *finder) splitLines() []line {
-	if f.lines != nil {
-		return f.lines
-	}
 	s := f.s
 	n := strings.Count(s, "\n") + 1
-	ls := (*linesPool.Get().(*[]line))[:0]
+	f.linesBuf = linesPool.Get().(*[]line)
+	ls := (*f.linesBuf)[:0]
 	if cap(ls) < n {
 		ls = make([]line, 0, n)
 	}
@@ -41,21 +42,17 @@ func (f *finder) splitLines() []line {
 		}
 		start = end + 1
 	}
-	f.lines = ls
+	*f.linesBuf = ls
 	return ls
 }
 
-// linesPool holds line lists for reuse: the packet's detection splits
-// every changed file and hunk into lines, and a list is done with once
-// its text's line rules are (releaseLines).
 var linesPool = sync.Pool{New: func() any { return new([]line) }}
 
 // releaseLines gives f's line list back to the pool.
 func (f *finder) releaseLines() {
-	if f.lines != nil {
-		ls := f.lines
-		f.lines = nil
-		linesPool.Put(&ls)
+	if f.linesBuf != nil {
+		linesPool.Put(f.linesBuf)
+		f.linesBuf = nil
 	}
 }
 

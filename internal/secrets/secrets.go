@@ -144,11 +144,11 @@ func PublicPrefix(v string) string {
 
 // finder collects the spans of one text.
 type finder struct {
-	s     string
-	r     *Redactor
-	spans []Span
-	lines []line // lazily split
-	aws   []int  // starts of the lines holding an AWS access key id
+	s        string
+	r        *Redactor
+	spans    []Span
+	linesBuf *[]line // the pooled line list of splitLines, until releaseLines
+	aws      []int   // starts of the lines holding an AWS access key id
 
 	// Where the keyword scans look (scanStarts): formats, secret-like
 	// names, gitleaks keywords; pooled, where the lists go back
