@@ -27,14 +27,22 @@ func TestCheckRel(t *testing.T) {
 	}
 }
 
-func TestReadFileStaysInside(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
+// insideOutside makes a repository directory holding name (content
+// a: 1) and sub/inside-link.<ext of name> linking to it, out-link to a
+// secret file outside it and out-dir to the directory outside.
+func insideOutside(t *testing.T, name string) (root, outside string) {
+	root, outside = t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cr3t"), 0o600)
-	os.WriteFile(filepath.Join(root, "ok.yaml"), []byte("a: 1\n"), 0o644)
+	os.WriteFile(filepath.Join(root, name), []byte("a: 1\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
-	os.Symlink("../ok.yaml", filepath.Join(root, "sub", "inside-link.yaml"))
+	os.Symlink("../"+name, filepath.Join(root, "sub", "inside-link"+filepath.Ext(name)))
 	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "out-link"))
 	os.Symlink(outside, filepath.Join(root, "out-dir"))
+	return root, outside
+}
+
+func TestReadFileStaysInside(t *testing.T) {
+	root, outside := insideOutside(t, "ok.yaml")
 
 	if data, err := ReadFile(root, "ok.yaml", 1<<10); err != nil || string(data) != "a: 1\n" {
 		t.Errorf("plain file: %q %v", data, err)
@@ -108,13 +116,7 @@ func TestReadSized(t *testing.T) {
 // inside is followed, as ReadFile follows it); a FIFO is refused without
 // blocking, and so is a directory.
 func TestReadRegularInStaysInside(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cr3t"), 0o600)
-	os.WriteFile(filepath.Join(dir, "ok.go"), []byte("package ok\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	os.Symlink("../ok.go", filepath.Join(dir, "sub", "inside-link.go"))
-	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "out-link"))
-	os.Symlink(outside, filepath.Join(dir, "out-dir"))
+	dir, outside := insideOutside(t, "ok.go")
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +125,13 @@ func TestReadRegularInStaysInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if data, err := ReadRegularIn(root, "ok.go", 1<<10); err != nil || string(data) != "package ok\n" {
+	if data, err := ReadRegularIn(root, "ok.go", 1<<10); err != nil || string(data) != "a: 1\n" {
 		t.Errorf("plain file: %q %v", data, err)
 	}
 	if _, err := ReadRegularIn(root, "ok.go", 2); err == nil || !strings.Contains(err.Error(), "over the limit of 2 bytes") {
 		t.Errorf("size limit: %v", err)
 	}
-	if data, err := ReadRegularIn(root, "sub/inside-link.go", 1<<10); err != nil || string(data) != "package ok\n" {
+	if data, err := ReadRegularIn(root, "sub/inside-link.go", 1<<10); err != nil || string(data) != "a: 1\n" {
 		t.Errorf("a link that stays inside: %q %v", data, err)
 	}
 	for _, rel := range []string{"out-link", "out-dir/secret", "../" + filepath.Base(outside) + "/secret", "fifo", "sub", "missing.go", "/etc/passwd"} {
