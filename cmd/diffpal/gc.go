@@ -39,16 +39,31 @@ const (
 	patchHeapFactor = 8
 )
 
-// The review's own first collection waits until its heap reaches
-// firstGCAt: resuming GOGC=100 at review.Run, with ~10 MB of rules and
+// The first collection after the start-up waits until the heap reaches a
+// threshold: resuming GOGC=100 at review.Run, with ~10 MB of rules and
 // detectors live, ran a collection at once that cost ~8 ms of a small
 // review's ~50 ms of CPU (GODEBUG=gctrace=1) and that a small review
-// never needed. Collection stays off, with firstGCAt as the memory limit;
-// the collection that limit triggers (only a review that grows past it
-// gets one) finds a sentinel unreachable, and its cleanup restores
-// GOGC=100 and the review's limit, so a large review collects from then
-// on exactly as before.
-const firstGCAt = 64 << 20
+// never needed. Collection stays off, with the threshold as the memory
+// limit; the collection that limit triggers (only a process that grows
+// past it gets one) finds a sentinel unreachable, and its cleanup
+// restores GOGC=100 and the review's limit, so a process that grows
+// past it collects from then on exactly as before.
+//
+// For a review the threshold is reviewFirstGCAt. A review allocates
+// about 1.7 times its peak live heap (120 MB for the bench's
+// 244,000-line change, 69 MB live after its second collection), and
+// GOGC=100 lets a heap grow to twice what the last collection left: the
+// two collections the 64 MB threshold gave that change bought 5 MB of
+// peak RSS (137 against 142 MB) for ~40 ms of marking on two cores, a
+// twentieth of the review's CPU (docs/benchmarks.md, twelfth round). A
+// review that allocates less than reviewFirstGCAt never collects; a
+// larger one collects from there on as before (the 400,000-line change
+// peaks at 231 MB, 6 MB more). Every other command (the MCP server is a
+// long-lived one) keeps firstGCAt.
+const (
+	firstGCAt       = 64 << 20
+	reviewFirstGCAt = 200 << 20
+)
 
 var startupGC struct {
 	once sync.Once
@@ -60,7 +75,8 @@ var startupGC struct {
 }
 
 // pauseGC turns collection off for the start-up and arranges for
-// review.StartupDone (called by the CLI) to turn it back on.
+// review.ReviewStarted (a review) or review.StartupDone (any other
+// command) to turn it back on.
 func pauseGC() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -68,13 +84,14 @@ func pauseGC() {
 	debug.SetMemoryLimit(startupHeapLimit)
 	debug.SetGCPercent(-1)
 	startupGC.on = true
-	review.StartupDone = resumeGC
+	review.StartupDone = func() { resumeGC(firstGCAt) }
+	review.ReviewStarted = func() { resumeGC(reviewFirstGCAt) }
 	review.ChangeLoaded = boundReviewHeap
 }
 
 // boundReviewHeap sets the review's soft memory limit from its patch size
-// (once the first collection has restored GOGC=100; until then firstGCAt
-// stays the limit).
+// (once the first collection has restored GOGC=100; until then the first
+// collection's threshold stays the limit).
 func boundReviewHeap(patchBytes int) {
 	limit := max(reviewHeapLimit, int64(patchBytes)*patchHeapFactor)
 	startupGC.mu.Lock()
@@ -85,16 +102,16 @@ func boundReviewHeap(patchBytes int) {
 	}
 }
 
-// resumeGC ends the start-up's pause: collection stays off up to
-// firstGCAt of heap, and the first collection restores the default
-// collector (restoreGC). Safe to call more than once and from any
-// goroutine.
-func resumeGC() {
+// resumeGC ends the start-up's pause: collection stays off up to at
+// bytes of heap, and the first collection restores the default collector
+// (restoreGC). Safe to call more than once and from any goroutine: the
+// first call decides.
+func resumeGC(at int64) {
 	startupGC.once.Do(func() {
 		if !startupGC.on {
 			return
 		}
-		debug.SetMemoryLimit(firstGCAt)
+		debug.SetMemoryLimit(at)
 		sentinel := &struct{ _ *int }{}
 		runtime.AddCleanup(sentinel, func(int) { restoreGC() }, 0)
 	})

@@ -144,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		now = time.Now
 	}
 	started := now()
-	StartupDone()
+	ReviewStarted()
 	if o.FilterMode == "" {
 		o.FilterMode = diff.FilterAdded
 	}

@@ -15,12 +15,17 @@ import (
 // to the review's; phases that overlap others are named "(concurrent)".
 const EnvPhases = "DIFFPAL_PHASES"
 
-// StartupDone is called when a review starts (Run) and, by the CLI,
-// when any other command starts: the process's start-up (rule packs, the
-// secret detector's configuration) is over. cmd/diffpal sets it to turn
-// garbage collection back on (cmd/diffpal/gc.go); it must be safe to call
-// more than once and from any goroutine.
-var StartupDone = func() {}
+// StartupDone is called by the CLI when any command but a review starts,
+// and ReviewStarted when a review does (Run): the process's start-up
+// (rule packs, the secret detector's configuration) is over. cmd/diffpal
+// sets them to turn garbage collection back on, a review's with a later
+// first collection than any other command's (cmd/diffpal/gc.go); they
+// must be safe to call more than once, the two together, and from any
+// goroutine.
+var (
+	StartupDone   = func() {}
+	ReviewStarted = func() {}
+)
 
 // ChangeLoaded is called by Run once the change is read, with the size of
 // its patch: cmd/diffpal bounds the heap for the rest of the review by it
