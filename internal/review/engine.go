@@ -208,6 +208,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		p.Prepare(ctx, ch.Files)
 		clock.record("match rules", time.Since(t))
 	}
+	// The changed symbols are read while the packet is still being built
+	// (their definitions need only the files; which of them have evidence
+	// waits for the packet): the packet's serial parts leave a core idle.
+	syms, symsDone := startSymbols(ch, done)
 	// The change's line counts, while the packet is still being built
 	// (a loop over every line of the patch).
 	var added, removed int
@@ -218,6 +222,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	<-done
 	clock.mark("match rules + evidence packet")
 	if packetErr != nil {
+		<-symsDone
 		return nil, packetErr
 	}
 	e := &engine{o: o, ch: ch, pc: ch.ForProviders(), now: now, progress: progress, clock: clock}
@@ -227,7 +232,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	e.audit.AddedLines, e.audit.RemovedLines = added, removed
 	e.audit.Files = len(ch.Files)
-	e.startSymbols()
+	e.syms, e.symsDone = syms, symsDone
 	if err := e.run(ctx); err != nil {
 		<-e.symsDone
 		return nil, err
@@ -280,21 +285,34 @@ func (e *engine) symbols(more func(rules.Symbol) bool) []rules.Symbol {
 
 // startSymbols reads the symbols the evidence map needs, up to the
 // maxEvidenceMap-th that has evidence (or all of them), on another
-// goroutine: the session's start, triage and the providers' answers run
-// on this one meanwhile, and the other core was idle then.
-func (e *engine) startSymbols() {
-	e.symsDone = make(chan struct{})
+// goroutine, from when the provider's matching is done (the masks it
+// shares are written no more). Their definitions need only the files;
+// which of them have evidence waits for the packet (packetDone, after
+// which ch.Packet is set, nil if it failed). So the first files'
+// definitions are read while the packet is built, whose serial parts
+// left a core idle, and the rest while the session starts, triage runs
+// and the providers answer.
+func startSymbols(ch *Change, packetDone <-chan struct{}) (*rules.Symbols, chan struct{}) {
+	syms := rules.NewSymbols(provider.RuleFiles(ch.Files))
+	done := make(chan struct{})
 	go func() {
-		defer close(e.symsDone)
-		e.syms = rules.NewSymbols(provider.RuleFiles(e.ch.Files))
-		n := 0
-		e.syms.Read(func(s rules.Symbol) bool {
-			if len(e.ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
+		defer close(done)
+		n, waited := 0, false
+		syms.Read(func(s rules.Symbol) bool {
+			if !waited {
+				<-packetDone
+				waited = true
+			}
+			if ch.Packet == nil {
+				return false
+			}
+			if len(ch.Packet.RefsAt(s.Path, s.Line, s.Line)) > 0 {
 				n++
 			}
 			return n < maxEvidenceMap
 		})
 	}()
+	return syms, done
 }
 
 func (e *engine) fileByPath(p string) *ChangedFile {
