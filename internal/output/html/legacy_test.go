@@ -112,6 +112,11 @@ func legacyBuild(r *Report) (*view, error) {
 		v.Files = append(v.Files, File{Path: line(f.Path), Status: line(f.Status), Findings: f.Findings})
 	}
 	slices.SortStableFunc(v.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	rows, err := templateFileRows(v.Files)
+	if err != nil {
+		return nil, err
+	}
+	v.FileRows = rows
 	v.Skips = notes(r.Skips)
 	v.Drops = notes(r.Drops)
 	for _, d := range r.Drops {
@@ -331,6 +336,44 @@ func TestStreamingSameBytes(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) || fetched != len(r.Findings) {
 			t.Errorf("%s: Index.Write differs from the legacy printer (%d fetched of %d)", name, fetched, len(r.Findings))
+		}
+	}
+}
+
+// templateFileRows is the files table's rows as the page template wrote
+// them before fileRows: the template's own range, with html/template's
+// escaping.
+func templateFileRows(files []File) (template.HTML, error) {
+	t, err := template.New("rows").Parse("<tbody>\n{{- range .}}\n<tr><th scope=\"row\"><code>{{.Path}}</code></th><td>{{.Status}}</td><td>{{.Findings}}</td></tr>\n{{- end}}\n</tbody>")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, files); err != nil {
+		return "", err
+	}
+	rows := strings.TrimSuffix(strings.TrimPrefix(b.String(), "<tbody>"), "\n</tbody>")
+	return template.HTML(rows), nil
+}
+
+// TestFileRowsAsTemplate: fileRows writes what the template's range wrote,
+// over paths and statuses with every character html/template escapes in
+// text, invalid UTF-8, non-ASCII text and a NUL.
+func TestFileRowsAsTemplate(t *testing.T) {
+	files := []File{
+		{Path: "src/c++/a<b>.cc", Status: "modified", Findings: 3},
+		{Path: `q"u'o&te.go`, Status: "added", Findings: 0},
+		{Path: "bad\xff\xfe-utf8/\u00e9t\u00e9/\u65e5\u672c.txt", Status: "renamed", Findings: 12},
+		{Path: "nul\x00byte", Status: "<deleted>", Findings: -1},
+		{Path: "\ufdd0\uffff+plus", Status: "", Findings: 1 << 40},
+	}
+	for n := 0; n <= len(files); n++ {
+		want, err := templateFileRows(files[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fileRows(files[:n]); got != want {
+			t.Errorf("%d files:\n got %q\nwant %q", n, got, want)
 		}
 	}
 }
