@@ -87,7 +87,20 @@ type File struct {
 	// Text, when not empty, is Content joined by "\n" (the caller's copy,
 	// used instead of joining again).
 	Text string
+	// Found, when Prefound, is Prefind(Text), run by the caller ahead (a
+	// review runs it on each file as the patch streams, while a core
+	// would otherwise wait for git): Build does not run it again.
+	Found    []secrets.Span
+	Prefound bool
 }
+
+// Prefind is the secret detection Build runs over each file's text on its
+// own, before what it learns from all of them is applied: a caller that
+// has a file's Text early may run it then and set File.Found.
+func Prefind(text string) []secrets.Span { return learner().Prefind(text) }
+
+// learner is the redactor Build learns the change's secrets with.
+func learner() *secrets.Redactor { return secrets.Learn() }
 
 // Options tune Build.
 type Options struct {
@@ -154,6 +167,8 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 	// then take their lines from the redacted content.
 	var texts []string
 	var withContent []int
+	var found [][]secrets.Span
+	var done []bool
 	for i, f := range sorted {
 		p.ChangedFiles = append(p.ChangedFiles, f.Diff.Path())
 		if f.Content != nil {
@@ -163,10 +178,13 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 			}
 			texts = append(texts, text)
 			withContent = append(withContent, i)
+			// Found is of Text: a text joined here was not prefound.
+			ok := f.Prefound && f.Text != ""
+			found, done = append(found, f.Found), append(done, ok)
 		}
 	}
 	var redacted []string
-	p.red, redacted = secrets.Learn().LearnAndRedact(texts)
+	p.red, redacted = learner().LearnAndRedactFound(texts, found, done)
 	clean := make([][]string, len(sorted))
 	for k, i := range withContent {
 		if redacted[k] == texts[k] {

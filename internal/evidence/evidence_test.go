@@ -360,3 +360,72 @@ func TestHashSinkBuffered(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefoundSamePacket: a packet whose files' detection was run ahead
+// (File.Found from Prefind, for some files and not others) is the packet
+// Build makes finding them itself: the same items, contents, hash and
+// learned secrets, a secret found in one file redacted in another.
+func TestPrefoundSamePacket(t *testing.T) {
+	token := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "k9L2mN"
+	texts := []string{
+		"package a\n\nconst tok = \"" + token + "\"\n",
+		"package b\n\n// copied: " + token + "\nfunc f() {}\n",
+		"user,api_secret\nann,Zq8wX2vB7nM4kL9pT3rY\n",
+		"package d\n\nfunc g() int { return 1 }\n",
+	}
+	var files []File
+	for i, text := range texts {
+		content := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		var lines []diff.Line
+		for n, l := range content {
+			lines = append(lines, diff.Line{Kind: '+', Text: l, NewNo: n + 1})
+		}
+		path := fmt.Sprintf("f%d.txt", i)
+		files = append(files, File{Diff: &diff.File{NewPath: path, OldPath: path, Status: diff.Added,
+			Hunks: []diff.Hunk{{NewStart: 1, NewLines: len(content), Lines: lines}}},
+			Content: content, Text: strings.Join(content, "\n")})
+	}
+	want, err := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mask := 1; mask < 1<<len(files); mask++ {
+		pre := slices.Clone(files)
+		for i := range pre {
+			if mask&(1<<i) != 0 {
+				pre[i].Found, pre[i].Prefound = Prefind(pre[i].Text), true
+			}
+		}
+		got, err := Build([]byte("raw"), pre, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.SHA256 != want.SHA256 || got.Redactor().Known() != want.Redactor().Known() || len(got.Items) != len(want.Items) {
+			t.Fatalf("mask %b: packet %s with %d secrets learned, want %s with %d", mask, got.SHA256, got.Redactor().Known(), want.SHA256, want.Redactor().Known())
+		}
+		for i := range got.Items {
+			if got.Items[i].Content() != want.Items[i].Content() {
+				t.Errorf("mask %b: item %s:\n%s\nwant\n%s", mask, got.Items[i].Ref, got.Items[i].Content(), want.Items[i].Content())
+			}
+		}
+	}
+	if want.Redactor().Known() == 0 {
+		t.Fatal("no secret learned: the test tests nothing")
+	}
+	for _, it := range want.Items {
+		if strings.Contains(it.Content(), token) {
+			t.Errorf("%s holds the token:\n%s", it.Ref, it.Content())
+		}
+	}
+	// A wrong Found is taken as given: Build does not detect again.
+	pre := slices.Clone(files)
+	pre[0].Found, pre[0].Prefound = nil, true
+	pre[1].Found, pre[1].Prefound = nil, true
+	got, err := Build([]byte("raw"), pre, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SHA256 == want.SHA256 {
+		t.Error("a packet given no secrets for the token's files hashed as if it had found them: Found is not used")
+	}
+}

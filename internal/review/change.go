@@ -21,6 +21,7 @@ import (
 	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/scope"
+	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // ChangeOptions select and scope the change to review.
@@ -289,15 +290,17 @@ func (c *Change) ForProviders() *provider.Change {
 
 // BuildPacket builds the change's evidence packet.
 func (c *Change) BuildPacket(maxItems int) (*evidence.Packet, error) {
-	return c.buildPacket(maxItems, false)
+	return c.buildPacket(maxItems, false, nil)
 }
 
 // buildPacket is BuildPacket; hashOnly leaves the items' contents out
-// (evidence.Options.HashOnly).
-func (c *Change) buildPacket(maxItems int, hashOnly bool) (*evidence.Packet, error) {
+// (evidence.Options.HashOnly), and found holds the files' secret
+// detection run ahead (prefinder; nil for none).
+func (c *Change) buildPacket(maxItems int, hashOnly bool, found map[*ChangedFile][]secrets.Span) (*evidence.Packet, error) {
 	ef := make([]evidence.File, len(c.Files))
 	for i, f := range c.Files {
 		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content, Text: f.Text}
+		ef[i].Found, ef[i].Prefound = found[f]
 	}
 	head := c.Range.Head
 	if c.Range.Worktree {

@@ -180,10 +180,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// A provider that can start on each file as it is read does, while
 	// git diffs the rest.
 	fp, _ := o.Provider.(provider.FilePreparer)
-	if fp != nil {
-		co.OnFile = func(f *ChangedFile) { fp.PrepareFile(ctx, f) }
+	// The packet's secret detection, too, runs on each file as it is read.
+	var pf prefinder
+	co.OnFile = func(f *ChangedFile) {
+		if fp != nil {
+			fp.PrepareFile(ctx, f)
+		}
+		pf.add(f)
 	}
 	ch, err := loadChange(ctx, co, clock)
+	prefound := pf.stop()
 	if err != nil {
 		if fp != nil {
 			fp.Prepare(ctx, nil) // ends the work PrepareFile started
@@ -199,7 +205,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer close(done)
 		t := time.Now()
 		hashOnly := !provider.ReadsEvidence(o.Provider) && !provider.ReadsEvidence(o.DeepVerifier) && !provider.ReadsEvidence(o.SynthesisVerifier)
-		ch.Packet, packetErr = ch.buildPacket(o.Change.MaxItems, hashOnly)
+		ch.Packet, packetErr = ch.buildPacket(o.Change.MaxItems, hashOnly, prefound)
 		clock.record("evidence packet", time.Since(t))
 	}()
 	if p, ok := o.Provider.(provider.Preparer); ok {

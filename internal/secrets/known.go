@@ -38,7 +38,7 @@ func hashHead(x uint64) uint32 { return uint32((x * 0x9E3779B97F4A7C15) >> (64 -
 
 // Learn returns a copy of r that also knows every secret found in texts.
 func (r *Redactor) Learn(texts ...string) *Redactor {
-	nr, _ := r.learn(texts, false)
+	nr, _ := r.learn(texts, false, nil, nil)
 	return nr
 }
 
@@ -46,10 +46,30 @@ func (r *Redactor) Learn(texts ...string) *Redactor {
 // learned from all of them (a secret found in one is redacted in every
 // one), at the cost of one detection pass per text.
 func (r *Redactor) LearnAndRedact(texts []string) (*Redactor, []string) {
-	return r.learn(texts, true)
+	return r.learn(texts, true, nil, nil)
 }
 
-func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
+// Prefind is the detection pass Learn and LearnAndRedact run over each
+// text on its own (r without what it has learned): a caller that has a
+// text long before the others (a file of a patch still streaming) can
+// run it then and hand it to LearnAndRedactFound.
+func (r *Redactor) Prefind(text string) []Span {
+	plain := Redactor{}
+	if r != nil {
+		plain = *r
+	}
+	plain.known = nil
+	return plain.Find(text)
+}
+
+// LearnAndRedactFound is LearnAndRedact given some texts' detection pass
+// already: found[i], where done[i], must be r.Prefind(texts[i]); the
+// others are found here. The result is LearnAndRedact's.
+func (r *Redactor) LearnAndRedactFound(texts []string, found [][]Span, done []bool) (*Redactor, []string) {
+	return r.learn(texts, true, found, done)
+}
+
+func (r *Redactor) learn(texts []string, redact bool, pre [][]Span, done []bool) (*Redactor, []string) {
 	nr := &Redactor{}
 	if r != nil {
 		*nr = *r
@@ -71,7 +91,13 @@ func (r *Redactor) learn(texts []string, redact bool) (*Redactor, []string) {
 	// Each text's own detection pass is independent of the others': run
 	// them on every core; what they find is learned in text order.
 	found := make([][]Span, len(texts))
-	par.For(len(texts), 1, func(i int) { found[i] = plain.Find(texts[i]) })
+	par.For(len(texts), 1, func(i int) {
+		if i < len(done) && done[i] {
+			found[i] = pre[i]
+			return
+		}
+		found[i] = plain.Find(texts[i])
+	})
 	for i, t := range texts {
 		spans := found[i]
 		for _, sp := range spans {
