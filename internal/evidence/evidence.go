@@ -92,6 +92,18 @@ type File struct {
 	// would otherwise wait for git): Build does not run it again.
 	Found    []secrets.Span
 	Prefound bool
+	// HunksFound, when HunksPrefound, is PrefindHunks(this file), run by
+	// the caller ahead too.
+	HunksFound    [][]secrets.Span
+	HunksPrefound bool
+}
+
+// hunkFound is hunk k's detection run ahead, if it was.
+func hunkFound(f File, k int) ([]secrets.Span, bool) {
+	if !f.HunksPrefound || k >= len(f.HunksFound) {
+		return nil, false
+	}
+	return f.HunksFound[k], true
 }
 
 // Prefind is the secret detection Build runs over each file's text on its
@@ -373,8 +385,9 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 	if len(d.Hunks) == 0 || mode == itemsFiles {
 		b := sink()
 		lo, hi := 0, 0
-		for _, h := range d.Hunks {
-			writeHunk(b, h, f.Content, clean, red)
+		for k, h := range d.Hunks {
+			pre, ok := hunkFound(f, k)
+			writeHunk(b, h, f.Content, clean, red, pre, ok)
 			s, e := newRange(h)
 			if lo == 0 || s < lo {
 				lo = s
@@ -389,7 +402,8 @@ func buildItems(idx int, f File, clean []string, mode int, o Options, red *secre
 	var out []Item
 	for k, h := range d.Hunks {
 		b := sink()
-		writeHunk(b, h, f.Content, clean, red)
+		pre, ok := hunkFound(f, k)
+		writeHunk(b, h, f.Content, clean, red, pre, ok)
 		s, e := newRange(h)
 		out = append(out, mk(fileRef+":h"+strconv.Itoa(k+1), KindDiff, b, s, e))
 		if mode == itemsHunksAndWindows && f.Content != nil && d.Status != diff.Deleted {
@@ -488,32 +502,17 @@ func newRange(h diff.Hunk) (int, int) {
 // are redacted in the hunk, not run by run: an old key's body is found by
 // the END line after it, which may be a context line
 // (TestSecretCorpusNeverLeaves caught a per-run version leaking it).
-func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor) {
-	header := fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
-	if h.Section != "" {
-		header += " " + h.Section
-	}
-	simple := clean != nil
-	for _, l := range h.Lines {
-		if !simple {
-			break
+func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor, pre []secrets.Span, prefound bool) {
+	header := hunkHeader(h)
+	if raw, whole := wholeHunk(header, h, content); whole || clean == nil {
+		if !whole {
+			raw = rawHunk(header, h)
 		}
-		simple = l.Kind != '-' && l.NewNo >= 1 && l.NewNo <= len(content) && content[l.NewNo-1] == l.Text
-	}
-	if !simple {
-		var raw strings.Builder
-		n := len(header) + 1
-		for _, l := range h.Lines {
-			n += len(l.Text) + 2
+		if prefound {
+			b.WriteString(red.RedactFound(raw, pre))
+		} else {
+			b.WriteString(red.Redact(raw))
 		}
-		raw.Grow(n)
-		raw.WriteString(header + "\n")
-		for _, l := range h.Lines {
-			raw.WriteByte(l.Kind)
-			raw.WriteString(l.Text)
-			raw.WriteByte('\n')
-		}
-		b.WriteString(red.Redact(raw.String()))
 		return
 	}
 	b.WriteString(red.Redact(header))
@@ -528,6 +527,65 @@ func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Re
 		b.WriteString(clean[l.NewNo-1])
 		b.WriteByte('\n')
 	}
+}
+
+func hunkHeader(h diff.Hunk) string {
+	header := fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+	if h.Section != "" {
+		header += " " + h.Section
+	}
+	return header
+}
+
+// wholeHunk is the hunk's raw text when writeHunk redacts it whole: it
+// removes lines, or its lines are not the content's (content nil: the
+// file has none, and the caller redacts it whole too).
+func wholeHunk(header string, h diff.Hunk, content []string) (string, bool) {
+	if content == nil {
+		return "", false
+	}
+	for _, l := range h.Lines {
+		if l.Kind == '-' || l.NewNo < 1 || l.NewNo > len(content) || content[l.NewNo-1] != l.Text {
+			return rawHunk(header, h), true
+		}
+	}
+	return "", false
+}
+
+func rawHunk(header string, h diff.Hunk) string {
+	var raw strings.Builder
+	n := len(header) + 1
+	for _, l := range h.Lines {
+		n += len(l.Text) + 2
+	}
+	raw.Grow(n)
+	raw.WriteString(header)
+	raw.WriteByte('\n')
+	for _, l := range h.Lines {
+		raw.WriteByte(l.Kind)
+		raw.WriteString(l.Text)
+		raw.WriteByte('\n')
+	}
+	return raw.String()
+}
+
+// PrefindHunks is the secret detection Build runs over each of f's hunks
+// that it redacts whole (one that removes lines, or whose lines are not
+// the content's), by hunk, nil for the others: a caller that has the file
+// early may run it then and set File.HunksFound.
+func PrefindHunks(f File) [][]secrets.Span {
+	out := make([][]secrets.Span, len(f.Diff.Hunks))
+	for k, h := range f.Diff.Hunks {
+		header := hunkHeader(h)
+		raw, whole := wholeHunk(header, h, f.Content)
+		if !whole && f.Content == nil {
+			raw, whole = rawHunk(header, h), true
+		}
+		if whole {
+			out[k] = learner().Prefind(raw)
+		}
+	}
+	return out
 }
 
 // Item returns the item with ref.

@@ -385,15 +385,39 @@ func TestPrefoundSamePacket(t *testing.T) {
 			Hunks: []diff.Hunk{{NewStart: 1, NewLines: len(content), Lines: lines}}},
 			Content: content, Text: strings.Join(content, "\n")})
 	}
+	// A modified file whose hunks remove lines, one with an old secret
+	// and one with a token learned from another file: they are redacted
+	// whole, and their detection can be run ahead too.
+	oldKey := "sk_live_" + strings.Repeat("Qw3rTy7u", 3)
+	cell := "Zq8wX2vB7nM4kL9pT3rY" // a secret only under its CSV header (texts[2])
+	mod := []string{"package m", "", "func h() {", "	use(1)", "}", "var v = 2"}
+	mf := File{Diff: &diff.File{NewPath: "m.go", OldPath: "m.go", Status: diff.Modified, Hunks: []diff.Hunk{
+		{OldStart: 3, OldLines: 3, NewStart: 3, NewLines: 2, Lines: []diff.Line{
+			{Kind: ' ', Text: mod[2], OldNo: 3, NewNo: 3},
+			{Kind: '-', Text: `	key := "` + oldKey + `"`, OldNo: 4},
+			{Kind: '+', Text: mod[3], NewNo: 4},
+			{Kind: ' ', Text: mod[4], OldNo: 5, NewNo: 5}}},
+		{OldStart: 6, OldLines: 1, NewStart: 6, NewLines: 1, Lines: []diff.Line{
+			{Kind: '-', Text: "var v = 1 // " + cell, OldNo: 6},
+			{Kind: '+', Text: mod[5], NewNo: 6}}},
+	}}, Content: mod, Text: strings.Join(mod, "\n")}
+	files = append(files, mf)
 	want, err := Build([]byte("raw"), files, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for mask := 1; mask < 1<<len(files); mask++ {
+	if hs := PrefindHunks(mf); len(hs) != 2 || len(hs[0]) == 0 || len(hs[1]) != 0 {
+		t.Fatalf("PrefindHunks: %v, want the old key in the first hunk and nothing learned-only in the second", hs)
+	}
+	for mask := 1; mask < 1<<(2*len(files)); mask <<= 1 {
+		mask := mask | (mask * 5) // a spread of files and hunks
 		pre := slices.Clone(files)
 		for i := range pre {
 			if mask&(1<<i) != 0 {
 				pre[i].Found, pre[i].Prefound = Prefind(pre[i].Text), true
+			}
+			if mask&(1<<(len(files)+i)) != 0 {
+				pre[i].HunksFound, pre[i].HunksPrefound = PrefindHunks(pre[i]), true
 			}
 		}
 		got, err := Build([]byte("raw"), pre, Options{Repository: "r", BaseSHA: sha1, HeadSHA: sha2})
@@ -413,8 +437,8 @@ func TestPrefoundSamePacket(t *testing.T) {
 		t.Fatal("no secret learned: the test tests nothing")
 	}
 	for _, it := range want.Items {
-		if strings.Contains(it.Content(), token) {
-			t.Errorf("%s holds the token:\n%s", it.Ref, it.Content())
+		if strings.Contains(it.Content(), token) || strings.Contains(it.Content(), oldKey) || strings.Contains(it.Content(), cell) {
+			t.Errorf("%s holds a secret:\n%s", it.Ref, it.Content())
 		}
 	}
 	// A wrong Found is taken as given: Build does not detect again.

@@ -21,7 +21,6 @@ import (
 	"github.com/diffpalhq/diffpal/internal/provider"
 	"github.com/diffpalhq/diffpal/internal/repofs"
 	"github.com/diffpalhq/diffpal/internal/scope"
-	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
 // ChangeOptions select and scope the change to review.
@@ -296,11 +295,14 @@ func (c *Change) BuildPacket(maxItems int) (*evidence.Packet, error) {
 // buildPacket is BuildPacket; hashOnly leaves the items' contents out
 // (evidence.Options.HashOnly), and found holds the files' secret
 // detection run ahead (prefinder; nil for none).
-func (c *Change) buildPacket(maxItems int, hashOnly bool, found map[*ChangedFile][]secrets.Span) (*evidence.Packet, error) {
+func (c *Change) buildPacket(maxItems int, hashOnly bool, found map[*ChangedFile]prefound) (*evidence.Packet, error) {
 	ef := make([]evidence.File, len(c.Files))
 	for i, f := range c.Files {
 		ef[i] = evidence.File{Diff: f.Diff, Content: f.Content, Text: f.Text}
-		ef[i].Found, ef[i].Prefound = found[f]
+		if pf, ok := found[f]; ok {
+			ef[i].Found, ef[i].Prefound = pf.text, true
+			ef[i].HunksFound, ef[i].HunksPrefound = pf.hunks, true
+		}
 	}
 	head := c.Range.Head
 	if c.Range.Worktree {

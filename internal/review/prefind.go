@@ -7,8 +7,8 @@ import (
 	"github.com/diffpalhq/diffpal/internal/secrets"
 )
 
-// prefinder runs the evidence packet's secret detection (evidence.Prefind)
-// on each file in scope as the change's stream reads it, on a goroutine
+// prefinder runs the evidence packet's secret detection (evidence.Prefind
+// and PrefindHunks) on each file in scope as the change's stream reads it, on a goroutine
 // of its own. The packet needs every file and is built once the stream
 // ends, and its detection over every file's new text was the largest
 // part of the review's work after git: run while git still diffs, it
@@ -20,8 +20,16 @@ type prefinder struct {
 	wake    *sync.Cond
 	queue   []*ChangedFile
 	stopped bool
-	found   map[*ChangedFile][]secrets.Span
+	found   map[*ChangedFile]prefound
 	done    chan struct{} // nil until the goroutine starts
+}
+
+// prefound is one file's detection run ahead: of its text
+// (evidence.Prefind) and of the hunks the packet redacts whole
+// (evidence.PrefindHunks).
+type prefound struct {
+	text  []secrets.Span
+	hunks [][]secrets.Span
 }
 
 // add queues f (a file with no joined text is left to the packet).
@@ -36,7 +44,7 @@ func (p *prefinder) add(f *ChangedFile) {
 	}
 	if p.done == nil {
 		p.wake = sync.NewCond(&p.mu)
-		p.found = map[*ChangedFile][]secrets.Span{}
+		p.found = map[*ChangedFile]prefound{}
 		p.done = make(chan struct{})
 		go p.run()
 	}
@@ -59,15 +67,16 @@ func (p *prefinder) run() {
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
-		spans := evidence.Prefind(f.Text)
+		pf := prefound{text: evidence.Prefind(f.Text),
+			hunks: evidence.PrefindHunks(evidence.File{Diff: f.Diff, Content: f.Content, Text: f.Text})}
 		p.mu.Lock()
-		p.found[f] = spans
+		p.found[f] = pf
 	}
 }
 
 // stop ends the detection after the file in progress and returns what it
 // found, by file (nil when it never started).
-func (p *prefinder) stop() map[*ChangedFile][]secrets.Span {
+func (p *prefinder) stop() map[*ChangedFile]prefound {
 	p.mu.Lock()
 	p.stopped = true
 	started := p.done != nil

@@ -56,7 +56,7 @@ func TestPrefinderStopsWhereItIs(t *testing.T) {
 	}
 	n := 0
 	for i, f := range files {
-		spans, ok := found[f]
+		pf, ok := found[f]
 		if !ok {
 			continue
 		}
@@ -64,8 +64,11 @@ func TestPrefinderStopsWhereItIs(t *testing.T) {
 		if i >= 300 {
 			t.Fatalf("%s, added after stop, was prefound", f.Path())
 		}
-		if want := evidence.Prefind(f.Text); !slices.Equal(spans, want) {
-			t.Errorf("%s: prefound %v, want %v", f.Path(), spans, want)
+		if want := evidence.Prefind(f.Text); !slices.Equal(pf.text, want) {
+			t.Errorf("%s: prefound %v, want %v", f.Path(), pf.text, want)
+		}
+		if len(pf.hunks) != len(f.Diff.Hunks) {
+			t.Errorf("%s: %d hunks prefound of %d", f.Path(), len(pf.hunks), len(f.Diff.Hunks))
 		}
 	}
 	// In order: the prefound files are a prefix of those added.
@@ -76,8 +79,8 @@ func TestPrefinderStopsWhereItIs(t *testing.T) {
 		}
 	}
 	withSecret := 0
-	for _, spans := range found {
-		if len(spans) > 0 {
+	for _, pf := range found {
+		if len(pf.text) > 0 {
 			withSecret++
 		}
 	}

@@ -62,6 +62,25 @@ func (r *Redactor) Prefind(text string) []Span {
 	return plain.Find(text)
 }
 
+// RedactFound is r.Redact(s) given plain, r.Prefind(s) run ahead (before
+// r learned what it knows now): the secrets r has learned are found here
+// and joined with plain as Find joins its detectors' (merge is the union
+// of the spans, and a span's public prefix the widest one's where it
+// starts, so joining in two steps is joining at once;
+// TestRedactFoundIsRedact).
+func (r *Redactor) RedactFound(s string, plain []Span) string {
+	if len(s) < 6 {
+		return s
+	}
+	spans := slices.Clone(plain)
+	if r != nil && r.known != nil {
+		f := &finder{s: s, r: r}
+		r.known.find(f)
+		spans = append(spans, f.spans...)
+	}
+	return r.apply(s, merge(spans))
+}
+
 // LearnAndRedactFound is LearnAndRedact given some texts' detection pass
 // already: found[i], where done[i], must be r.Prefind(texts[i]); the
 // others are found here. The result is LearnAndRedact's.
