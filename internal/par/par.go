@@ -2,7 +2,8 @@
 // "for i on all CPUs" of the review's hot paths (rule compilation, the
 // explorer's per-file pass, the secret scans and items of the evidence
 // packet), so that each keeps its results by index and stays
-// deterministic whatever the scheduling.
+// deterministic whatever the scheduling; and Ahead, a stream's items
+// worked on one goroutine as they come (ahead.go).
 package par
 
 import (

@@ -181,15 +181,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// git diffs the rest.
 	fp, _ := o.Provider.(provider.FilePreparer)
 	// The packet's secret detection, too, runs on each file as it is read.
-	var pf prefinder
+	pf := newPrefinder(ctx)
 	co.OnFile = func(f *ChangedFile) {
 		if fp != nil {
 			fp.PrepareFile(ctx, f)
 		}
-		pf.add(f)
+		if prefindable(f) {
+			pf.Add(f)
+		}
 	}
 	ch, err := loadChange(ctx, co, clock)
-	prefound := pf.stop()
+	prefound := pf.Stop()
 	if err != nil {
 		if fp != nil {
 			fp.Prepare(ctx, nil) // ends the work PrepareFile started

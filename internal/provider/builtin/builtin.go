@@ -26,17 +26,10 @@ type Builtin struct {
 	once sync.Once
 	hits []rules.Hit
 
-	// early holds the files handed to PrepareFile, matched one at a time
-	// by one goroutine while the change is still being read.
-	early struct {
-		mu      sync.Mutex
-		wake    *sync.Cond
-		queue   []*provider.ChangedFile
-		hits    map[*provider.ChangedFile][]rules.Hit
-		stop    bool
-		running bool
-		done    chan struct{}
-	}
+	// early matches the files handed to PrepareFile, one at a time on
+	// one goroutine, while the change is still being read.
+	earlyOnce sync.Once
+	early     *par.Ahead[*provider.ChangedFile, []rules.Hit]
 }
 
 var (
@@ -127,61 +120,20 @@ func (b *Builtin) matchFile(f *rules.File) []rules.Hit {
 // one goroutine while the engine reads the rest of the change (git's diff
 // keeps the other core busy); Prepare matches what is left on every core.
 func (b *Builtin) PrepareFile(ctx context.Context, f *provider.ChangedFile) {
-	e := &b.early
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stop {
-		return // Prepare has started: it matches f itself
-	}
-	if !e.running {
-		e.running = true
-		e.wake = sync.NewCond(&e.mu)
-		e.hits = map[*provider.ChangedFile][]rules.Hit{}
-		e.done = make(chan struct{})
-		go b.matchEarly(ctx)
-	}
-	e.queue = append(e.queue, f)
-	e.wake.Signal()
+	b.earlyMatcher(ctx).Add(f) // after Prepare has started, a no-op: it matches f itself
 }
 
-// matchEarly matches queued files until Prepare stops it.
-func (b *Builtin) matchEarly(ctx context.Context) {
-	e := &b.early
-	defer close(e.done)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for {
-		for len(e.queue) == 0 && !e.stop {
-			e.wake.Wait()
-		}
-		if e.stop || ctx.Err() != nil {
-			return
-		}
-		f := e.queue[0]
-		e.queue = e.queue[1:]
-		e.mu.Unlock()
-		h := b.matchFile(f.Rules())
-		e.mu.Lock()
-		e.hits[f] = h
-	}
+func (b *Builtin) earlyMatcher(ctx context.Context) *par.Ahead[*provider.ChangedFile, []rules.Hit] {
+	b.earlyOnce.Do(func() {
+		b.early = par.NewAhead(ctx, func(f *provider.ChangedFile) []rules.Hit { return b.matchFile(f.Rules()) })
+	})
+	return b.early
 }
 
 // stopEarly stops PrepareFile's goroutine, waits for the file it is on
 // and returns the files it matched.
 func (b *Builtin) stopEarly() map[*provider.ChangedFile][]rules.Hit {
-	e := &b.early
-	e.mu.Lock()
-	e.stop = true
-	running := e.running
-	if running {
-		e.wake.Signal()
-	}
-	e.mu.Unlock()
-	if !running {
-		return nil
-	}
-	<-e.done
-	return e.hits
+	return b.earlyMatcher(context.Background()).Stop()
 }
 
 func fromHit(h rules.Hit) provider.Candidate {
