@@ -501,7 +501,9 @@ func newRange(h diff.Hunk) (int, int) {
 // a whole (the detector still knows the content's secrets). Removed lines
 // are redacted in the hunk, not run by run: an old key's body is found by
 // the END line after it, which may be a context line
-// (TestSecretCorpusNeverLeaves caught a per-run version leaking it).
+// (TestSecretCorpusNeverLeaves caught a per-run version leaking it). Such
+// a hunk's detection may have been run ahead (pre, when prefound: its
+// PrefindHunks entry); what red has learned since is joined to it.
 func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor, pre []secrets.Span, prefound bool) {
 	header := hunkHeader(h)
 	if raw, whole := wholeHunk(header, h, content); whole || clean == nil {
