@@ -109,10 +109,12 @@ func hunkFound(f File, k int) ([]secrets.Span, bool) {
 // Prefind is the secret detection Build runs over each file's text on its
 // own, before what it learns from all of them is applied: a caller that
 // has a file's Text early may run it then and set File.Found.
-func Prefind(text string) []secrets.Span { return learner().Prefind(text) }
+func Prefind(text string) []secrets.Span { return learner.Prefind(text) }
 
-// learner is the redactor Build learns the change's secrets with.
-func learner() *secrets.Redactor { return secrets.Learn() }
+// learner is the redactor Build learns the change's secrets from: the
+// default one, which knows none (LearnAndRedactFound returns a new one
+// and leaves it as it is).
+var learner = &secrets.Redactor{}
 
 // Options tune Build.
 type Options struct {
@@ -196,7 +198,7 @@ func Build(rawDiff []byte, files []File, o Options) (*Packet, error) {
 		}
 	}
 	var redacted []string
-	p.red, redacted = learner().LearnAndRedactFound(texts, found, done)
+	p.red, redacted = learner.LearnAndRedactFound(texts, found, done)
 	clean := make([][]string, len(sorted))
 	for k, i := range withContent {
 		if redacted[k] == texts[k] {
@@ -506,10 +508,7 @@ func newRange(h diff.Hunk) (int, int) {
 // PrefindHunks entry); what red has learned since is joined to it.
 func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor, pre []secrets.Span, prefound bool) {
 	header := hunkHeader(h)
-	if raw, whole := wholeHunk(header, h, content); whole || clean == nil {
-		if !whole {
-			raw = rawHunk(header, h)
-		}
+	if raw, whole := wholeHunk(header, h, content); whole {
 		if prefound {
 			b.WriteString(red.RedactFound(raw, pre))
 		} else {
@@ -539,12 +538,12 @@ func hunkHeader(h diff.Hunk) string {
 	return header
 }
 
-// wholeHunk is the hunk's raw text when writeHunk redacts it whole: it
-// removes lines, or its lines are not the content's (content nil: the
-// file has none, and the caller redacts it whole too).
+// wholeHunk is the hunk's raw text when writeHunk redacts it whole: the
+// file has no content (deleted), or the hunk removes lines, or its lines
+// are not the content's.
 func wholeHunk(header string, h diff.Hunk, content []string) (string, bool) {
 	if content == nil {
-		return "", false
+		return rawHunk(header, h), true
 	}
 	for _, l := range h.Lines {
 		if l.Kind == '-' || l.NewNo < 1 || l.NewNo > len(content) || content[l.NewNo-1] != l.Text {
@@ -579,12 +578,8 @@ func PrefindHunks(f File) [][]secrets.Span {
 	out := make([][]secrets.Span, len(f.Diff.Hunks))
 	for k, h := range f.Diff.Hunks {
 		header := hunkHeader(h)
-		raw, whole := wholeHunk(header, h, f.Content)
-		if !whole && f.Content == nil {
-			raw, whole = rawHunk(header, h), true
-		}
-		if whole {
-			out[k] = learner().Prefind(raw)
+		if raw, whole := wholeHunk(header, h, f.Content); whole {
+			out[k] = learner.Prefind(raw)
 		}
 	}
 	return out

@@ -28,26 +28,23 @@ func TestAheadStopsWhereItIs(t *testing.T) {
 	for x := range 3000 {
 		a.Add(x)
 	}
-	for {
-		a.mu.Lock()
-		k := len(a.out)
-		a.mu.Unlock()
-		if k == 150 {
-			break
+	// until waits, with no clock bound, until cond holds of a (read
+	// under its lock).
+	until := func(cond func() bool) {
+		for {
+			a.mu.Lock()
+			ok := cond()
+			a.mu.Unlock()
+			if ok {
+				return
+			}
+			runtime.Gosched()
 		}
-		runtime.Gosched()
 	}
+	until(func() bool { return len(a.out) == 150 })
 	stopped := make(chan map[int]int)
 	go func() { stopped <- a.Stop() }()
-	for {
-		a.mu.Lock()
-		s := a.stopped
-		a.mu.Unlock()
-		if s {
-			break
-		}
-		runtime.Gosched()
-	}
+	until(func() bool { return a.stopped })
 	close(gate)
 	out := <-stopped
 	for x := 3000; x < 3100; x++ {
