@@ -94,14 +94,23 @@ type File struct {
 	Prefound bool
 	// HunksFound, when HunksPrefound, is PrefindHunks(this file), run by
 	// the caller ahead too.
-	HunksFound    [][]secrets.Span
+	HunksFound    []HunkFound
 	HunksPrefound bool
 }
 
+// HunkFound is one hunk's part of PrefindHunks: Raw is the hunk's text
+// when Build redacts it whole ("" when it does not), and Found the
+// secrets detected in Raw. Build writes Raw as it is rather than making
+// the hunk's text again.
+type HunkFound struct {
+	Raw   string
+	Found []secrets.Span
+}
+
 // hunkFound is hunk k's detection run ahead, if it was.
-func hunkFound(f File, k int) ([]secrets.Span, bool) {
+func hunkFound(f File, k int) (HunkFound, bool) {
 	if !f.HunksPrefound || k >= len(f.HunksFound) {
-		return nil, false
+		return HunkFound{}, false
 	}
 	return f.HunksFound[k], true
 }
@@ -504,18 +513,20 @@ func newRange(h diff.Hunk) (int, int) {
 // are redacted in the hunk, not run by run: an old key's body is found by
 // the END line after it, which may be a context line
 // (TestSecretCorpusNeverLeaves caught a per-run version leaking it). Such
-// a hunk's detection may have been run ahead (pre, when prefound: its
-// PrefindHunks entry); what red has learned since is joined to it.
-func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor, pre []secrets.Span, prefound bool) {
-	header := hunkHeader(h)
-	if raw, whole := wholeHunk(header, h, content); whole {
-		if prefound {
-			b.WriteString(red.RedactFound(raw, pre))
-		} else {
-			b.WriteString(red.Redact(raw))
+// a hunk's text and detection may have been made ahead (pre, when
+// prefound: its PrefindHunks entry); what red has learned since is joined
+// to the detection.
+func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Redactor, pre HunkFound, prefound bool) {
+	if prefound {
+		if pre.Raw != "" {
+			b.WriteString(red.RedactFound(pre.Raw, pre.Found))
+			return
 		}
+	} else if raw, whole := wholeHunk(hunkHeader(h), h, content); whole {
+		b.WriteString(red.Redact(raw))
 		return
 	}
+	header := hunkHeader(h)
 	b.WriteString(red.Redact(header))
 	b.WriteByte('\n')
 	n := 0
@@ -572,14 +583,14 @@ func rawHunk(header string, h diff.Hunk) string {
 
 // PrefindHunks is the secret detection Build runs over each of f's hunks
 // that it redacts whole (one that removes lines, or whose lines are not
-// the content's), by hunk, nil for the others: a caller that has the file
-// early may run it then and set File.HunksFound.
-func PrefindHunks(f File) [][]secrets.Span {
-	out := make([][]secrets.Span, len(f.Diff.Hunks))
+// the content's), by hunk, with the text it redacts (a zero HunkFound for
+// the others): a caller that has the file early may run it then and set
+// File.HunksFound.
+func PrefindHunks(f File) []HunkFound {
+	out := make([]HunkFound, len(f.Diff.Hunks))
 	for k, h := range f.Diff.Hunks {
-		header := hunkHeader(h)
-		if raw, whole := wholeHunk(header, h, f.Content); whole {
-			out[k] = learner.Prefind(raw)
+		if raw, whole := wholeHunk(hunkHeader(h), h, f.Content); whole {
+			out[k] = HunkFound{Raw: raw, Found: learner.Prefind(raw)}
 		}
 	}
 	return out

@@ -406,7 +406,8 @@ func TestPrefoundSamePacket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hs := PrefindHunks(mf); len(hs) != 2 || len(hs[0]) == 0 || len(hs[1]) != 0 {
+	if hs := PrefindHunks(mf); len(hs) != 2 || len(hs[0].Found) == 0 || len(hs[1].Found) != 0 ||
+		hs[0].Raw != rawHunk(hunkHeader(mf.Diff.Hunks[0]), mf.Diff.Hunks[0]) || hs[1].Raw == "" {
 		t.Fatalf("PrefindHunks: %v, want the old key in the first hunk and nothing learned-only in the second", hs)
 	}
 	for mask := 1; mask < 1<<(2*len(files)); mask <<= 1 {

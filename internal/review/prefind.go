@@ -37,5 +37,5 @@ func prefindable(f *ChangedFile) bool { return f.Content != nil && f.Text != "" 
 // (evidence.PrefindHunks).
 type prefound struct {
 	text  []secrets.Span
-	hunks [][]secrets.Span
+	hunks []evidence.HunkFound
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -308,5 +310,122 @@ func TestSignatureChangeIsStructural(t *testing.T) {
 		if (len(got) > 0) != c.changed {
 			t.Errorf("%s: %q -> %q: changes = %+v", c.path, c.old, c.new, got)
 		}
+	}
+}
+
+// oldContentMaps is oldContent as it was, with a map of the added and of
+// the removed lines: the reference TestOldContentMerge holds the merge to.
+func oldContentMaps(f *File) ([]string, bool) {
+	if f.Content == nil {
+		return nil, false
+	}
+	if len(f.Added) == 0 && len(f.Removed) == 0 {
+		return f.Content, true
+	}
+	added := make(map[int]bool, len(f.Added))
+	for _, l := range f.Added {
+		if l.No < 1 || l.No > len(f.Content) || f.Content[l.No-1] != l.Text {
+			return nil, false
+		}
+		added[l.No] = true
+	}
+	removed := make(map[int]string, len(f.Removed))
+	for _, l := range f.Removed {
+		removed[l.No] = l.Text
+	}
+	n := len(f.Content) - len(added) + len(removed)
+	old := make([]string, 0, n)
+	ni := 1
+	for o := 1; o <= n; o++ {
+		if t, ok := removed[o]; ok {
+			old = append(old, t)
+			continue
+		}
+		for ni <= len(f.Content) && added[ni] {
+			ni++
+		}
+		if ni > len(f.Content) {
+			return nil, false
+		}
+		old = append(old, f.Content[ni-1])
+		ni++
+	}
+	for ; ni <= len(f.Content); ni++ {
+		if !added[ni] {
+			return nil, false
+		}
+	}
+	return old, true
+}
+
+// TestOldContentMerge: on random edits of random files, oldContent gives
+// the old file and agrees with the maps' version; on lists damaged (a
+// line dropped, moved, renumbered or its text changed) it never answers
+// what the maps' version does not.
+func TestOldContentMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	words := []string{"a", "b", "c", "", "func f() {", "}"}
+	lines := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = words[rng.IntN(len(words))]
+		}
+		return out
+	}
+	answered := 0
+	for range 2000 {
+		old := lines(rng.IntN(12))
+		var nw []string
+		for _, l := range old {
+			switch rng.IntN(4) {
+			case 0: // removed
+			case 1:
+				nw = append(nw, lines(1+rng.IntN(2))...)
+			default:
+				nw = append(nw, l)
+			}
+		}
+		if rng.IntN(3) == 0 {
+			nw = append(nw, lines(rng.IntN(3))...)
+		}
+		f := DiffFile("x.go", []byte(strings.Join(old, "\n")+"\n"), []byte(strings.Join(nw, "\n")+"\n"))
+		got, ok := oldContent(f)
+		want, wok := oldContentMaps(f)
+		if !ok || !wok || strings.Join(got, "\n")+"\n" != strings.Join(old, "\n")+"\n" || !slices.Equal(got, want) {
+			t.Fatalf("old %q new %q: merge %q %v, maps %q %v", old, nw, got, ok, want, wok)
+		}
+		// damaged lists
+		g := *f
+		g.Added, g.Removed = slices.Clone(f.Added), slices.Clone(f.Removed)
+		list := &g.Added
+		if len(g.Removed) > 0 && (len(g.Added) == 0 || rng.IntN(2) == 0) {
+			list = &g.Removed
+		}
+		if len(*list) == 0 {
+			continue
+		}
+		k := rng.IntN(len(*list))
+		switch rng.IntN(4) {
+		case 0:
+			*list = slices.Delete(*list, k, k+1)
+		case 1:
+			l := (*list)[k]
+			*list = slices.Insert(slices.Delete(*list, k, k+1), rng.IntN(len(*list)), l)
+		case 2:
+			(*list)[k].No += rng.IntN(5) - 2
+		case 3:
+			(*list)[k].Text += "x"
+		}
+		got, ok = oldContent(&g)
+		want, wok = oldContentMaps(&g)
+		if ok {
+			answered++
+			if !wok || !slices.Equal(got, want) {
+				t.Fatalf("damaged %+v / %+v: merge %q, maps %q %v", g.Added, g.Removed, got, want, wok)
+			}
+		}
+	}
+	if answered == 0 {
+		t.Fatal("no damaged list was answered: the check compared nothing")
 	}
 }
