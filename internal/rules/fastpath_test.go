@@ -436,3 +436,83 @@ func BenchmarkScanText(b *testing.B) {
 		})
 	}
 }
+
+// TestScanOutside: the scan of a text given its range's literals
+// (scanOutside) sets exactly the bits of the whole text's scan, for random
+// ranges of random texts of each built-in index's literals, including
+// literals that cross the range's edges; and sliceOffset finds a window
+// that is a slice of its text and nothing else.
+func TestScanOutside(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.buildPrefilter()
+	rng := rand.New(rand.NewPCG(5, 9))
+	compared, crossed := 0, 0
+	for _, x := range []*literalIndex{s.lits, s.syn, s.file} {
+		if x.longest < 2 {
+			t.Fatalf("%d literals, longest %d: newLiteralIndex did not set it", len(x.lits), x.longest)
+		}
+		whole, in, got := make([]uint64, x.words), make([]uint64, x.words), make([]uint64, x.words)
+		for range 400 {
+			var b strings.Builder
+			for b.Len() < 50+rng.IntN(3000) {
+				b.WriteString(x.lits[rng.IntN(len(x.lits))])
+				if rng.IntN(3) == 0 {
+					b.WriteByte(' ')
+				}
+			}
+			text := b.String()
+			lo := rng.IntN(len(text))
+			hi := lo + rng.IntN(len(text)-lo+1)
+			x.scan(text, whole)
+			x.scan(text[lo:hi], in)
+			x.scanOutside(text, lo, hi, in, got)
+			if !slices.Equal(got, whole) {
+				t.Fatalf("%d literals: %q [%d:%d]: outside %x, whole %x", len(x.lits), text, lo, hi, got, whole)
+			}
+			compared++
+			// a literal of the whole scan in neither part alone crossed an edge
+			a, c := make([]uint64, x.words), make([]uint64, x.words)
+			x.scan(text[:lo], a)
+			x.scan(text[hi:], c)
+			for i := range whole {
+				if whole[i]&^(a[i]|in[i]|c[i]) != 0 {
+					crossed++
+					break
+				}
+			}
+		}
+	}
+	if crossed < 20 {
+		t.Fatalf("%d of %d ranges had a literal across an edge: too few to test the overlap", crossed, compared)
+	}
+	// The longest literal, alone in filler, one byte across either edge.
+	for _, x := range []*literalIndex{s.lits, s.syn, s.file} {
+		var long string
+		for _, l := range x.lits {
+			if len(l) > len(long) {
+				long = l
+			}
+		}
+		fill := strings.Repeat("\x01", 64)
+		text := fill + long + fill
+		whole, in, got := make([]uint64, x.words), make([]uint64, x.words), make([]uint64, x.words)
+		x.scan(text, whole)
+		for _, r := range [][2]int{{len(fill) + 1, len(text)}, {0, len(fill) + len(long) - 1}} {
+			x.scan(text[r[0]:r[1]], in)
+			x.scanOutside(text, r[0], r[1], in, got)
+			if !slices.Equal(got, whole) {
+				t.Errorf("%q across the edge of [%d:%d]: outside %x, whole %x", long, r[0], r[1], got, whole)
+			}
+		}
+	}
+	text := "abcdef"
+	if off, ok := sliceOffset(text, text[2:4]); !ok || off != 2 {
+		t.Errorf("sliceOffset of a slice: %d, %v", off, ok)
+	}
+	if _, ok := sliceOffset(text, strings.Clone(text[2:4])); ok {
+		t.Error("sliceOffset of a copy: ok")
+	}
+}

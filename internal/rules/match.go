@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/diffpalhq/diffpal/internal/clip"
 	"github.com/diffpalhq/diffpal/internal/secrets"
@@ -314,7 +315,11 @@ func (s *Set) syntaxRules(fc *fileCtx, g string, eligible []uint64, facts *fileF
 				rawBits = winBits // the window is the whole text
 			} else {
 				rawBits = make([]uint64, s.syn.words)
-				s.syn.scan(fc.raw, rawBits)
+				if lo, ok := sliceOffset(fc.raw, win); ok {
+					s.syn.scanOutside(fc.raw, lo, lo+len(win), winBits, rawBits)
+				} else {
+					s.syn.scan(fc.raw, rawBits)
+				}
 			}
 		}
 		return rawBits
@@ -351,6 +356,16 @@ func (s *Set) syntaxRules(fc *fileCtx, g string, eligible []uint64, facts *fileF
 		}
 	}
 	return synOK
+}
+
+// sliceOffset is where sub starts in s when sub is a slice of s (shares
+// its bytes), as fileCtx.window's one-range windows are.
+func sliceOffset(s, sub string) (int, bool) {
+	if len(sub) == 0 || len(s) == 0 {
+		return 0, false
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(sub))) - uintptr(unsafe.Pointer(unsafe.StringData(s))))
+	return off, off >= 0 && off+len(sub) <= len(s)
 }
 
 // MatchFile runs the per-file rules of the given profiles (nil = all) on f.

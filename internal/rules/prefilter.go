@@ -367,6 +367,7 @@ type literalIndex struct {
 	denseOnce sync.Once
 	dense     atomic.Pointer[[]int32]
 	maxLit    int // the longest literal's length, set with dense
+	longest   int // the same, set by newLiteralIndex (0: not known)
 }
 
 // maxTableEntries bounds the full table (states × classes, 4 bytes each):
@@ -392,10 +393,14 @@ type outPair struct {
 }
 
 func newLiteralIndex(lits []string) *literalIndex {
-	if x := snapshotIndex(lits); x != nil {
-		return x
+	x := snapshotIndex(lits)
+	if x == nil {
+		x = buildLiteralIndex(lits)
 	}
-	return buildLiteralIndex(lits)
+	for _, l := range x.lits {
+		x.longest = max(x.longest, len(l))
+	}
+	return x
 }
 
 // indexData is a literal index's automaton as built-time data
@@ -648,6 +653,31 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 		return
 	}
 	x.scanTrie(s, bits)
+}
+
+// scanOutside sets in bits every literal occurring in s, given in, the
+// literals occurring in s[lo:hi] (scan's answer for that range): only
+// what lies outside the range is scanned, with the longest literal's
+// length less one byte into it on either side, where a literal may cross
+// its edge (TestScanOutside). A rule's syntax window is most of a file
+// on a large change, and the file was scanned whole after it.
+func (x *literalIndex) scanOutside(s string, lo, hi int, in, bits []uint64) {
+	ov := x.longest - 1
+	if ov < 0 || lo < 0 || hi > len(s) || lo > hi {
+		x.scan(s, bits)
+		return
+	}
+	a, b := s[:min(len(s), lo+ov)], s[max(0, hi-ov):]
+	if len(a)+len(b) >= len(s) {
+		x.scan(s, bits) // the range saves nothing
+		return
+	}
+	x.scan(a, bits)
+	rest := make([]uint64, len(bits))
+	x.scan(b, rest)
+	for i := range bits {
+		bits[i] |= rest[i] | in[i]
+	}
 }
 
 // twoStreams is the length from which scanDense walks a text as two
