@@ -429,3 +429,69 @@ func TestOldContentMerge(t *testing.T) {
 		t.Fatal("no damaged list was answered: the check compared nothing")
 	}
 }
+
+// TestAnchoredFirst: each definition pattern's first-byte filter passes
+// over only lines the pattern cannot match, masked or not: on lines of
+// every language's definitions and of this package's sources, with
+// random parts blanked as masking blanks them, a line whose raw first
+// byte the filter rules out is never matched. Go's and Python's
+// top-level patterns have a filter; the \s-led ones have none.
+func TestAnchoredFirst(t *testing.T) {
+	corpus := strings.Split(packageSources(t, "explorer.go", "match.go"), "\n")
+	corpus = append(corpus,
+		"func (r *T) Name(a int) {", "func Name[T any](a T) {", "type Name struct {", "const Name = 1", "var Name = 2",
+		"def name(self):", "async def name(x):", "    def name(self):", "class Name:", "NAME_X = 3", "NAME: int = 3",
+		"export function name(a) {", "  name(a) {", "module Name", "  def self.name?", "public class Name {",
+		"fun name() {", "  func name() {", "function name {", "name() {", "/* c */ func Name() {", "#def x():",
+		"é def name():", "Kunc x", "/* c */ function name {", "# x def name():", "x */ class Name:", "", " ", "\tdef name():", "ďef", "fUNC Name(")
+	rng := rand.New(rand.NewPCG(1, 2))
+	filtered, ruledOut := 0, 0
+	for lang := range defPatterns {
+		for _, p := range defPatternsOf(lang) {
+			if p.first == nil {
+				continue
+			}
+			filtered++
+			for _, raw := range corpus {
+				if raw != "" && p.first[raw[0]] {
+					continue
+				}
+				ruledOut++
+				for range 8 {
+					b := []byte(raw)
+					i := rng.IntN(len(b) + 1)
+					for k := i; k < min(len(b), i+rng.IntN(12)); k++ {
+						b[k] = ' '
+					}
+					if m := string(b); p.re.MatchString(m) {
+						t.Fatalf("%s %s: %q starts with a byte the filter rules out, but %q matches", lang, p.re, raw, m)
+					}
+				}
+				if p.re.MatchString(raw) {
+					t.Fatalf("%s %s: %q ruled out, but it matches", lang, p.re, raw)
+				}
+			}
+		}
+	}
+	for _, lang := range []string{"go", "python"} {
+		n := 0
+		for _, p := range defPatternsOf(lang) {
+			if p.first != nil {
+				n++
+			}
+		}
+		if min := map[string]int{"go": 5, "python": 2}[lang]; n < min {
+			t.Errorf("%s: %d patterns with a first-byte filter, want at least %d", lang, n, min)
+		}
+	}
+	if filtered == 0 || ruledOut < 100 {
+		t.Fatalf("%d filtered patterns, %d lines ruled out: the check compared too little", filtered, ruledOut)
+	}
+	for _, re := range []string{`^\s*def`, `^(?:x)?$`, `def`, `^(?i)k`} {
+		if f := anchoredFirst(re); f != nil && re != `^(?i)k` {
+			t.Errorf("%s: a filter, want none", re)
+		} else if re == `^(?i)k` && (f == nil || !f['k'] || !f['K'] || !f[0xE2]) {
+			t.Errorf("%s: filter misses k, K or the Kelvin sign's lead byte", re)
+		}
+	}
+}
