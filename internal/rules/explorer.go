@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/diffpalhq/diffpal/internal/par"
+	"github.com/diffpalhq/diffpal/internal/rxstart"
 )
 
 // Symbol is a definition on an added line and where it is used elsewhere.
@@ -206,7 +206,14 @@ func anchoredFirst(re string) *[256]bool {
 		return nil
 	}
 	var set [256]bool
-	if firstBytes(p.Sub[1:], &set) {
+	empty := true
+	for _, sub := range p.Sub[1:] {
+		if !rxstart.FirstBytes(sub, &set) {
+			empty = false
+			break
+		}
+	}
+	if empty {
 		return nil // may match an empty line
 	}
 	for _, c := range " \t\n\v\f\r" {
@@ -215,80 +222,6 @@ func anchoredFirst(re string) *[256]bool {
 		}
 	}
 	return &set
-}
-
-// firstBytes adds to set every byte a match of the concatenation subs can
-// start with, and reports whether it can match the empty string.
-func firstBytes(subs []*syntax.Regexp, set *[256]bool) bool {
-	for _, re := range subs {
-		if !firstByte(re, set) {
-			return false
-		}
-	}
-	return true
-}
-
-// firstByte is firstBytes of one expression. A rune outside ASCII, or a
-// class reaching past it, adds every byte from 0x80 (a UTF-8 lead byte,
-// or an invalid byte the regexp reads as U+FFFD); an operator it does not
-// model adds every byte and may match the empty string.
-func firstByte(re *syntax.Regexp, set *[256]bool) bool {
-	addRune := func(r rune) {
-		if r < 0x80 {
-			set[r] = true
-			return
-		}
-		for c := 0x80; c < 0x100; c++ {
-			set[c] = true
-		}
-	}
-	switch re.Op {
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
-		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return true
-	case syntax.OpLiteral:
-		if len(re.Rune) == 0 {
-			return true
-		}
-		addRune(re.Rune[0])
-		if re.Flags&syntax.FoldCase != 0 {
-			for f := unicode.SimpleFold(re.Rune[0]); f != re.Rune[0]; f = unicode.SimpleFold(f) {
-				addRune(f)
-			}
-		}
-		return false
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= min(re.Rune[i+1], 0x7f); r++ {
-				set[r] = true
-			}
-			if re.Rune[i+1] >= 0x80 {
-				addRune(0x80)
-			}
-		}
-		return false
-	case syntax.OpCapture, syntax.OpPlus:
-		return firstByte(re.Sub[0], set)
-	case syntax.OpStar, syntax.OpQuest:
-		firstByte(re.Sub[0], set)
-		return true
-	case syntax.OpRepeat:
-		return firstByte(re.Sub[0], set) || re.Min == 0
-	case syntax.OpConcat:
-		return firstBytes(re.Sub, set)
-	case syntax.OpAlternate:
-		empty := false
-		for _, sub := range re.Sub {
-			if firstByte(sub, set) {
-				empty = true
-			}
-		}
-		return empty
-	}
-	for c := range set {
-		set[c] = true
-	}
-	return true
 }
 
 // prepareDefs computes, on every core, each file's definitions on added

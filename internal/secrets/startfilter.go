@@ -3,6 +3,8 @@ package secrets
 import (
 	"regexp/syntax"
 	"strings"
+
+	"github.com/diffpalhq/diffpal/internal/rxstart"
 )
 
 // startFilter is a cheap necessary condition for an anchored regexp to
@@ -38,7 +40,7 @@ func newStartFilter(expr string) *startFilter {
 	for _, alt := range alts {
 		elems := flattenConcat(alt, nil)
 		k := 0
-		for k < len(elems) && zeroWidth(elems[k].Op) {
+		for k < len(elems) && rxstart.ZeroWidth(elems[k].Op) {
 			k++
 		}
 		if k == len(elems) || elems[k].Op != syntax.OpLiteral || len(elems[k].Rune) == 0 {
@@ -62,7 +64,7 @@ func newStartFilter(expr string) *startFilter {
 		}
 		nullable := true
 		for _, e := range elems[k+1:] {
-			if !firstBytes(e, &a.next) {
+			if !rxstart.FirstBytes(e, &a.next) {
 				nullable = false
 				break
 			}
@@ -105,98 +107,4 @@ func flattenConcat(re *syntax.Regexp, out []*syntax.Regexp) []*syntax.Regexp {
 		return out
 	}
 	return append(out, re)
-}
-
-func zeroWidth(op syntax.Op) bool {
-	switch op {
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
-		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return true
-	}
-	return false
-}
-
-// firstBytes adds to set every byte a match of re can begin with and
-// reports whether re can match the empty string (then what follows it can
-// begin the match too). It errs on the side of more bytes: non-ASCII runes
-// add every byte from 0x80.
-func firstBytes(re *syntax.Regexp, set *[256]bool) (nullable bool) {
-	high := func() {
-		for c := 0x80; c < 0x100; c++ {
-			set[c] = true
-		}
-	}
-	switch re.Op {
-	case syntax.OpLiteral:
-		if len(re.Rune) == 0 {
-			return true
-		}
-		r := re.Rune[0]
-		if r >= 0x80 || re.Flags&syntax.FoldCase != 0 {
-			high() // a folded ASCII letter also matches a non-ASCII rune
-		}
-		if r < 0x80 {
-			set[r] = true
-			if re.Flags&syntax.FoldCase != 0 {
-				set[lowerTable[r]] = true
-				set[upperASCII(byte(r))] = true
-			}
-		}
-		return false
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			for c := lo; c <= hi && c < 0x80; c++ {
-				set[c] = true
-			}
-			if hi >= 0x80 {
-				high()
-			}
-		}
-		return false
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		for c := range set {
-			if c != '\n' || re.Op == syntax.OpAnyChar {
-				set[c] = true
-			}
-		}
-		return false
-	case syntax.OpCapture, syntax.OpPlus:
-		return firstBytes(re.Sub[0], set)
-	case syntax.OpStar, syntax.OpQuest:
-		firstBytes(re.Sub[0], set)
-		return true
-	case syntax.OpRepeat:
-		n := firstBytes(re.Sub[0], set)
-		return n || re.Min == 0
-	case syntax.OpConcat:
-		for _, sub := range re.Sub {
-			if !firstBytes(sub, set) {
-				return false
-			}
-		}
-		return true
-	case syntax.OpAlternate:
-		nullable := false
-		for _, sub := range re.Sub {
-			if firstBytes(sub, set) {
-				nullable = true
-			}
-		}
-		return nullable
-	}
-	if zeroWidth(re.Op) {
-		return true
-	}
-	for c := range set { // unknown: anything
-		set[c] = true
-	}
-	return true
-}
-
-func upperASCII(c byte) byte {
-	if c >= 'a' && c <= 'z' {
-		return c - 'a' + 'A'
-	}
-	return c
 }
