@@ -522,12 +522,11 @@ func writeHunk(b textSink, h diff.Hunk, content, clean []string, red *secrets.Re
 			b.WriteString(red.RedactFound(pre.Raw, pre.Found))
 			return
 		}
-	} else if raw, whole := wholeHunk(hunkHeader(h), h, content); whole {
+	} else if raw, whole := wholeHunk(h, content); whole {
 		b.WriteString(red.Redact(raw))
 		return
 	}
-	header := hunkHeader(h)
-	b.WriteString(red.Redact(header))
+	b.WriteString(red.Redact(hunkHeader(h)))
 	b.WriteByte('\n')
 	n := 0
 	for _, l := range h.Lines {
@@ -552,16 +551,18 @@ func hunkHeader(h diff.Hunk) string {
 // wholeHunk is the hunk's raw text when writeHunk redacts it whole: the
 // file has no content (deleted), or the hunk removes lines, or its lines
 // are not the content's.
-func wholeHunk(header string, h diff.Hunk, content []string) (string, bool) {
-	if content == nil {
-		return rawHunk(header, h), true
-	}
+func wholeHunk(h diff.Hunk, content []string) (string, bool) {
+	whole := content == nil
 	for _, l := range h.Lines {
-		if l.Kind == '-' || l.NewNo < 1 || l.NewNo > len(content) || content[l.NewNo-1] != l.Text {
-			return rawHunk(header, h), true
+		if whole {
+			break
 		}
+		whole = l.Kind == '-' || l.NewNo < 1 || l.NewNo > len(content) || content[l.NewNo-1] != l.Text
 	}
-	return "", false
+	if !whole {
+		return "", false
+	}
+	return rawHunk(hunkHeader(h), h), true
 }
 
 func rawHunk(header string, h diff.Hunk) string {
@@ -589,7 +590,7 @@ func rawHunk(header string, h diff.Hunk) string {
 func PrefindHunks(f File) []HunkFound {
 	out := make([]HunkFound, len(f.Diff.Hunks))
 	for k, h := range f.Diff.Hunks {
-		if raw, whole := wholeHunk(hunkHeader(h), h, f.Content); whole {
+		if raw, whole := wholeHunk(h, f.Content); whole {
 			out[k] = HunkFound{Raw: raw, Found: learner.Prefind(raw)}
 		}
 	}

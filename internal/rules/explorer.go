@@ -206,14 +206,7 @@ func anchoredFirst(re string) *[256]bool {
 		return nil
 	}
 	var set [256]bool
-	empty := true
-	for _, sub := range p.Sub[1:] {
-		if !rxstart.FirstBytes(sub, &set) {
-			empty = false
-			break
-		}
-	}
-	if empty {
+	if rxstart.SeqFirstBytes(p.Sub[1:], &set) {
 		return nil // may match an empty line
 	}
 	for _, c := range " \t\n\v\f\r" {

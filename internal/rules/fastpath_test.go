@@ -451,8 +451,8 @@ func TestScanOutside(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	compared, crossed := 0, 0
 	for _, x := range []*literalIndex{s.lits, s.syn, s.file} {
-		if x.longest < 2 {
-			t.Fatalf("%d literals, longest %d: newLiteralIndex did not set it", len(x.lits), x.longest)
+		if x.maxLit < 2 {
+			t.Fatalf("%d literals, longest %d: newLiteralIndex did not set it", len(x.lits), x.maxLit)
 		}
 		whole, in, got := make([]uint64, x.words), make([]uint64, x.words), make([]uint64, x.words)
 		for range 400 {

@@ -366,8 +366,7 @@ type literalIndex struct {
 	scanned   atomic.Int64 // bytes scanned by the trie, until the table exists
 	denseOnce sync.Once
 	dense     atomic.Pointer[[]int32]
-	maxLit    int // the longest literal's length, set with dense
-	longest   int // the same, set by newLiteralIndex (0: not known)
+	maxLit    int // the longest literal's length, set by newLiteralIndex
 }
 
 // maxTableEntries bounds the full table (states × classes, 4 bytes each):
@@ -398,7 +397,7 @@ func newLiteralIndex(lits []string) *literalIndex {
 		x = buildLiteralIndex(lits)
 	}
 	for _, l := range x.lits {
-		x.longest = max(x.longest, len(l))
+		x.maxLit = max(x.maxLit, len(l))
 	}
 	return x
 }
@@ -633,9 +632,6 @@ func (x *literalIndex) table() []int32 {
 			}
 			next[i] = off
 		}
-		for _, l := range x.lits {
-			x.maxLit = max(x.maxLit, len(l))
-		}
 		x.dense.Store(&next)
 	})
 	return *x.dense.Load()
@@ -662,7 +658,7 @@ func (x *literalIndex) scan(s string, bits []uint64) {
 // its edge (TestScanOutside). A rule's syntax window is most of a file
 // on a large change, and the file was scanned whole after it.
 func (x *literalIndex) scanOutside(s string, lo, hi int, in, bits []uint64) {
-	ov := x.longest - 1
+	ov := x.maxLit - 1
 	if ov < 0 || lo < 0 || hi > len(s) || lo > hi {
 		x.scan(s, bits)
 		return

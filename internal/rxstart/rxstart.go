@@ -17,6 +17,18 @@ func ZeroWidth(op syntax.Op) bool {
 	return false
 }
 
+// SeqFirstBytes is FirstBytes of the sequence subs (a concatenation's
+// parts, or what follows a prefix of them): the bytes its match can begin
+// with, and whether it can match the empty string.
+func SeqFirstBytes(subs []*syntax.Regexp, set *[256]bool) (nullable bool) {
+	for _, sub := range subs {
+		if !FirstBytes(sub, set) {
+			return false
+		}
+	}
+	return true
+}
+
 // FirstBytes adds to set every byte a match of re (parsed and simplified)
 // can begin with and reports whether re can match the empty string (then
 // what follows it can begin the match too). It errs on the side of more
@@ -74,12 +86,7 @@ func FirstBytes(re *syntax.Regexp, set *[256]bool) (nullable bool) {
 		n := FirstBytes(re.Sub[0], set)
 		return n || re.Min == 0
 	case syntax.OpConcat:
-		for _, sub := range re.Sub {
-			if !FirstBytes(sub, set) {
-				return false
-			}
-		}
-		return true
+		return SeqFirstBytes(re.Sub, set)
 	case syntax.OpAlternate:
 		nullable := false
 		for _, sub := range re.Sub {

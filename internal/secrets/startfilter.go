@@ -62,14 +62,7 @@ func newStartFilter(expr string) *startFilter {
 				return nil
 			}
 		}
-		nullable := true
-		for _, e := range elems[k+1:] {
-			if !rxstart.FirstBytes(e, &a.next) {
-				nullable = false
-				break
-			}
-		}
-		if nullable {
+		if rxstart.SeqFirstBytes(elems[k+1:], &a.next) {
 			return nil
 		}
 		f.alts = append(f.alts, a)
