@@ -205,9 +205,25 @@ func maskQuery(grammar string) *Query {
 	if q, ok := maskQueries[grammar]; ok {
 		return q
 	}
+	var q *Query
+	if src := maskQuerySource(grammar); src != "" {
+		// Through the query cache, so the query snapshot has it (a
+		// grammar's mask query took 1-6 ms to compile in every process).
+		var err error
+		if q, err = CachedQuery(grammar, src); err != nil {
+			q = nil
+		}
+	}
+	maskQueries[grammar] = q
+	return q
+}
+
+// maskQuerySource is the source of grammar's mask query, "" when the
+// grammar is unknown or has no comment or string node.
+func maskQuerySource(grammar string) string {
 	lang := language(grammar)
 	if lang == nil {
-		return nil
+		return ""
 	}
 	seen := map[string]bool{}
 	var alts []string
@@ -223,17 +239,23 @@ func maskQuery(grammar string) *Query {
 		seen[name] = true
 		alts = append(alts, "("+name+")")
 	}
-	var q *Query
-	if len(alts) > 0 {
-		sort.Strings(alts)
-		var err error
-		q, err = CompileQuery(grammar, "["+strings.Join(alts, " ")+"] @x")
-		if err != nil {
-			q = nil
+	if len(alts) == 0 {
+		return ""
+	}
+	sort.Strings(alts)
+	return "[" + strings.Join(alts, " ") + "] @x"
+}
+
+// MaskQueries is every grammar's mask query source, for the query
+// snapshot (QuerySnapshot).
+func MaskQueries() map[string][]string {
+	out := map[string][]string{}
+	for g := range grammars {
+		if src := maskQuerySource(g); src != "" {
+			out[g] = []string{src}
 		}
 	}
-	maskQueries[grammar] = q
-	return q
+	return out
 }
 
 // MaskLines is Mask split into lines (as many as the source has).

@@ -339,6 +339,12 @@ func CompileQuery(grammar, src string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newQuery(grammar, q)
+}
+
+// newQuery wraps a compiled query of grammar, resolving its predicates;
+// it closes q when they do not resolve.
+func newQuery(grammar string, q *sitter.Query) (*Query, error) {
 	names := make([]string, q.CaptureCount())
 	for i := range names {
 		names[i] = q.CaptureNameForId(uint32(i))
@@ -521,7 +527,16 @@ func cached(grammar, src string) *cachedQuery {
 }
 
 func (c *cachedQuery) compile(grammar, src string) {
-	c.once.Do(func() { c.q, c.err = CompileQuery(grammar, src) })
+	c.once.Do(func() {
+		if data := snapshotQuery(grammar, src); data != nil {
+			if q, err := loadQuery(grammar, data); err == nil {
+				c.q = q
+				return
+			}
+			// A stale or damaged entry costs the compile, never a result.
+		}
+		c.q, c.err = CompileQuery(grammar, src)
+	})
 }
 
 // CachedQuery is CompileQuery, compiled once per process for the same
