@@ -21,6 +21,7 @@ func main() {
 	files := flag.Int("files", 2000, "changed files")
 	lines := flag.Int("lines", 200000, "added lines in total")
 	seed := flag.Uint64("seed", 1, "random seed")
+	flag.BoolVar(&syntaxIssues, "syntax-issues", false, "plant, in every file, code a syntax-aware rule of its language looks at (bench/review.sh's seven-language change)")
 	flag.Parse()
 	if err := run(*dir, *files, *lines, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "genrepo:", err)
@@ -102,6 +103,30 @@ func planted(ext string, n int) string {
 	return ""
 }
 
+// syntaxIssues: every file gets its language's planted line and
+// syntaxPlanted's, so a small change makes the syntax-aware rules parse
+// and run their queries in each grammar (the default repositories are
+// unchanged by the flag).
+var syntaxIssues bool
+
+// syntaxPlanted is code a built-in query rule of the language matches,
+// or "" for a language without one here.
+func syntaxPlanted(ext string) string {
+	switch ext {
+	case ".go":
+		return "	exec.Command(\"sh\", \"-c\", os.Args[1]).Run()\n"
+	case ".py":
+		return "    subprocess.call(sys.argv[1], shell=True)\n"
+	case ".ts":
+		return "  document.getElementById(\"out\").innerHTML = location.hash;\n  eval(location.search);\n"
+	case ".rb":
+		return "  system(\"ls #{params[:dir]}\")\n"
+	case ".java":
+		return "        Runtime.getRuntime().exec(System.getenv(\"CMD\"));\n"
+	}
+	return ""
+}
+
 func run(dir string, nFiles, nLines int, seed uint64) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -167,8 +192,11 @@ func run(dir string, nFiles, nLines int, seed uint64) error {
 		for k := 0; k < per; k++ {
 			b.WriteString(l.line(r, 1000+k) + "\n")
 		}
-		if i%plantEvery == 0 {
+		if i%plantEvery == 0 || syntaxIssues {
 			b.WriteString(planted(l.ext, i))
+		}
+		if syntaxIssues {
+			b.WriteString(syntaxPlanted(l.ext))
 		}
 		b.WriteString(footer(l.ext))
 		if err := write(path(i), b.String()); err != nil {
