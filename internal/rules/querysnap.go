@@ -8,10 +8,9 @@ import (
 
 // querySnapshot is every built-in query compiled (the rules' queries and
 // flow sinks and sources, and each grammar's mask query), as
-// syntax.QuerySnapshot writes them: tree-sitter takes milliseconds to
-// hundreds of milliseconds to compile one (a three-line TypeScript change
-// spent ~170 of its ~210 ms compiling seven), reading one back takes
-// microseconds. TestQuerySnapshot fails while it is not what compiling the
+// syntax.QuerySnapshot writes them: tree-sitter takes 2-80 ms to compile
+// one (a three-line TypeScript change spent ~170 of its ~210 ms compiling
+// seven), reading one back takes microseconds. TestQuerySnapshot fails while it is not what compiling the
 // packs' queries gives now; a query it does not hold (a user pack's, or a
 // built-in one edited since) is compiled as before.
 //
