@@ -109,12 +109,13 @@ func planted(ext string, n int) string {
 // unchanged by the flag).
 var syntaxIssues bool
 
-// syntaxPlanted is code a built-in query rule of the language matches,
-// or "" for a language without one here.
+// syntaxPlanted is code a built-in query rule of the language looks at
+// (all but Java's line are flagged), or "" for a language without one
+// here.
 func syntaxPlanted(ext string) string {
 	switch ext {
 	case ".go":
-		return "	exec.Command(\"sh\", \"-c\", os.Args[1]).Run()\n"
+		return "\texec.Command(\"sh\", \"-c\", os.Args[1]).Run()\n"
 	case ".py":
 		return "    subprocess.call(sys.argv[1], shell=True)\n"
 	case ".ts":
