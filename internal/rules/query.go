@@ -33,19 +33,25 @@ func (q *queryRule) compiled(g string) *syntax.Query {
 	return c
 }
 
+// querySources is the query sources the rule runs, by grammar: its
+// query's, or its flow's sinks and sources (a rule with a query runs no
+// flow). compileAhead and the query snapshot (querysnap.go) read them.
+func (c *compiled) querySources() []map[string]string {
+	switch {
+	case c.query != nil:
+		return []map[string]string{c.query.byGrammar}
+	case c.flow != nil:
+		return []map[string]string{c.flow.sinks, c.flow.sources}
+	}
+	return nil
+}
+
 // compileAhead starts compiling the queries the rule will run on grammar
 // g (syntax.CompileAhead).
 func (c *compiled) compileAhead(g string) {
-	switch {
-	case c.query != nil:
-		if src, ok := c.query.byGrammar[g]; ok {
+	for _, m := range c.querySources() {
+		if src, ok := m[g]; ok {
 			syntax.CompileAhead(g, src)
-		}
-	case c.flow != nil:
-		for _, m := range []map[string]string{c.flow.sinks, c.flow.sources} {
-			if src, ok := m[g]; ok {
-				syntax.CompileAhead(g, src)
-			}
 		}
 	}
 }

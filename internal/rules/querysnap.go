@@ -24,14 +24,7 @@ func init() { syntax.UseQuerySnapshot(querySnapshot) }
 func builtinQueries(s *Set) map[string][]string {
 	out := syntax.MaskQueries()
 	for _, r := range s.rules {
-		var ms []map[string]string
-		if r.c.query != nil {
-			ms = append(ms, r.c.query.byGrammar)
-		}
-		if r.c.flow != nil {
-			ms = append(ms, r.c.flow.sinks, r.c.flow.sources)
-		}
-		for _, m := range ms {
+		for _, m := range r.c.querySources() {
 			for g, src := range m {
 				out[g] = append(out[g], src)
 			}

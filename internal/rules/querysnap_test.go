@@ -39,14 +39,7 @@ func TestQuerySnapshot(t *testing.T) {
 	}
 	n, compared := 0, 0
 	for _, r := range s.rules {
-		var ms []map[string]string
-		if r.c.query != nil {
-			ms = append(ms, r.c.query.byGrammar)
-		}
-		if r.c.flow != nil {
-			ms = append(ms, r.c.flow.sinks, r.c.flow.sources)
-		}
-		for _, m := range ms {
+		for _, m := range r.c.querySources() {
 			for g, src := range m {
 				n++
 				compiledQ, err := syntax.CompileQuery(g, src)

@@ -129,18 +129,19 @@ static void dp_grammar(const void *lang, uint32_t out[4]) {
   out[3] = ts_language_field_count(lang);
 }
 
-// The arrays of a query in one fixed order: each one's contents, size
-// and element size.
-#define DP_ARRAYS(q, X) \
+// The arrays of a query in one fixed order, which dp_size, dp_write and
+// dp_load all walk: X(a) is an array written as it is, N(a, norm) one
+// whose elements are written through norm (padding zeroed, below).
+#define DP_ARRAYS(q, X, N) \
   X((q)->captures.characters) \
   X((q)->captures.slices) \
   X((q)->predicate_values.characters) \
   X((q)->predicate_values.slices) \
-  X((q)->steps) \
-  X((q)->pattern_map) \
+  N((q)->steps, dp_norm_step) \
+  N((q)->pattern_map, dp_norm_entry) \
   X((q)->predicate_steps) \
-  X((q)->patterns) \
-  X((q)->step_offsets) \
+  N((q)->patterns, dp_norm_pattern) \
+  N((q)->step_offsets, dp_norm_offset) \
   X((q)->negated_fields) \
   X((q)->repeat_symbols_with_rootless_patterns)
 
@@ -149,7 +150,8 @@ static size_t dp_size(const void *query) {
   const dpQuery *q = query;
   size_t n = 4;
 #define DP_SIZE(a) n += 4 + (size_t)(a).size * sizeof(*(a).contents);
-  DP_ARRAYS(q, DP_SIZE)
+#define DP_SIZE_N(a, norm) DP_SIZE(a)
+  DP_ARRAYS(q, DP_SIZE, DP_SIZE_N)
   n += 4;
   for (uint32_t i = 0; i < q->capture_quantifiers.size; i++) {
     n += 4 + q->capture_quantifiers.contents[i].size;
@@ -227,17 +229,7 @@ static void dp_write(const void *query, uint8_t *out) {
       norm(&(a).contents[i], p); \
       p += sizeof(*(a).contents); \
     } }
-  DP_WRITE(q->captures.characters)
-  DP_WRITE(q->captures.slices)
-  DP_WRITE(q->predicate_values.characters)
-  DP_WRITE(q->predicate_values.slices)
-  DP_WRITE_NORM(q->steps, dp_norm_step)
-  DP_WRITE_NORM(q->pattern_map, dp_norm_entry)
-  DP_WRITE(q->predicate_steps)
-  DP_WRITE_NORM(q->patterns, dp_norm_pattern)
-  DP_WRITE_NORM(q->step_offsets, dp_norm_offset)
-  DP_WRITE(q->negated_fields)
-  DP_WRITE(q->repeat_symbols_with_rootless_patterns)
+  DP_ARRAYS(q, DP_WRITE, DP_WRITE_NORM)
   dp_put32(&p, q->capture_quantifiers.size);
   for (uint32_t i = 0; i < q->capture_quantifiers.size; i++) {
     const dpCaptureQuantifiers *c = &q->capture_quantifiers.contents[i];
@@ -285,7 +277,8 @@ static void *dp_load(const void *lang, const uint8_t *data, size_t len) {
     uint32_t n = dp_get32(&r); \
     (a).contents = dp_take(&r, n, sizeof(*(a).contents)); \
     if ((a).contents) { (a).size = n; (a).capacity = n; } }
-  DP_ARRAYS(q, DP_READ)
+#define DP_READ_N(a, norm) DP_READ(a)
+  DP_ARRAYS(q, DP_READ, DP_READ_N)
   uint32_t nq = dp_get32(&r);
   if (!r.bad && nq > 0) {
     if (nq > r.left / 4) {
